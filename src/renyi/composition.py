@@ -1,0 +1,257 @@
+"""Composition of guarantees and mechanisms.
+
+:func:`compose` takes a heterogeneous list and returns the tightest type that holds for all
+of it (theory §5):
+
+==============================================  ===============================================
+items                                           result
+==============================================  ===============================================
+only GDP (Gaussian mechanisms)                  GDP, μ² adds: exact ([DRS19])
+only pure DP                                    PureDP, ε adds
+only (ε, δ)-DP and pure DP                      ApproxDP, basic composition (Σε, Σδ)
+GDP, zCDP, mCDP, pure DP (no RDP curve)         ZCDP, (ξ, ρ) add ([BS16] Lemma 7)
+any RDP curve, nothing approximate              RDP, curves add pointwise ([Mir17] Prop. 1)
+approximate items, no RDP curve                 ApproxZCDP ([BS16] Lemma 37, §8)
+approximate items with an RDP curve             ApproxRDP (theory §5.4)
+==============================================  ===============================================
+
+Examples:
+    >>> from renyi.definitions import GDP, PureDP, ZCDP
+    >>> compose(GDP(1.0), GDP(1.0))
+    GDP(mu=1.4142135623730951)
+    >>> compose(ZCDP(0.1), PureDP(1.0))
+    ZCDP(rho=0.5621171572600098)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import _logmath as lm
+from . import conversions as conv
+from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
+from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
+from .definitions.rdp import _Sum
+from .errors import DomainError
+
+__all__ = [
+    "compose",
+    "as_guarantee",
+    "advanced_composition",
+    "optimal_homogeneous_composition",
+    "kov_delta",
+    "bs16_cor39",
+]
+
+
+def as_guarantee(item: Any) -> Guarantee:
+    """The guarantee of a guarantee or a mechanism (anything with a ``guarantee`` attribute)."""
+    if isinstance(item, Guarantee):
+        return item
+    g = getattr(item, "guarantee", None)
+    if isinstance(g, Guarantee):
+        return g
+    raise TypeError(f"cannot compose {type(item).__name__}: expected a guarantee or a mechanism")
+
+
+def _expand(items: tuple[Any, ...]) -> list[Guarantee]:
+    out: list[Guarantee] = []
+    for it in items:
+        if isinstance(it, tuple) and len(it) == 2 and not isinstance(it[0], (int, float)):
+            g, k = it
+            out.append(as_guarantee(g).compose(check_int("count", k)))
+        elif isinstance(it, (list, tuple)):
+            out.extend(_expand(tuple(it)))
+        else:
+            out.append(as_guarantee(it))
+    return out
+
+
+def _combined_delta(deltas: list[float]) -> float:
+    # 1 − Π(1 − δ_i) ([BS16] §8; theory §5.3), computed without cancellation.
+    s = math.fsum(math.log1p(-d) for d in deltas if d > 0)
+    return conv.round_up(-math.expm1(s)) if s < 0 else 0.0
+
+
+def _as_zcdp(g: Guarantee) -> tuple[float, float]:
+    """(ξ, ρ) for the zCDP-like types (GDP, ZCDP, MCDP, PureDP)."""
+    z = g.to_zcdp()
+    return z.xi, z.rho
+
+
+def _as_curve(g: Guarantee) -> RDP:
+    if isinstance(g, RDP):
+        return g
+    return g.to_rdp()
+
+
+def _sum_curves(curves: list[RDP]) -> RDP:
+    if len(curves) == 1:
+        return curves[0]
+    zc = None
+    if all(c.zcdp is not None for c in curves):
+        zc = (math.fsum(c.zcdp[0] for c in curves), math.fsum(c.zcdp[1] for c in curves))  # type: ignore[index]
+    orders = tuple(sorted({a for c in curves for a in c.orders}))
+    return RDP(
+        _Sum([c.rdp_finite for c in curves]),
+        eps_inf=math.fsum(c.eps_inf for c in curves) if all(math.isfinite(c.eps_inf) for c in curves) else math.inf,
+        zcdp=zc,
+        convex=all(c.convex for c in curves),
+        orders=orders,
+        label=" + ".join(c.label or "curve" for c in curves),
+    )
+
+
+def compose(*items: Any) -> Guarantee:
+    """Compose guarantees and mechanisms (adaptively) into the tightest type that holds.
+
+    Args:
+        *items: guarantees, mechanisms, ``(item, count)`` pairs, or lists of these.
+
+    Returns:
+        A guarantee for running all of them; see the module docstring for the type rules.
+    """
+    gs = _expand(items)
+    if not gs:
+        raise DomainError("compose needs at least one guarantee or mechanism; got none")
+    if len(gs) == 1:
+        return gs[0]
+    if all(isinstance(g, GDP) for g in gs):
+        return GDP(math.sqrt(math.fsum(g.mu**2 for g in gs)))  # type: ignore[attr-defined]
+    if all(isinstance(g, PureDP) for g in gs):
+        return PureDP(math.fsum(float(g.epsilon) for g in gs))  # type: ignore[attr-defined]
+    if all(isinstance(g, (PureDP, ApproxDP)) for g in gs):
+        eps = math.fsum(float(g.epsilon) for g in gs)  # type: ignore[attr-defined]
+        deltas = [float(g.delta) for g in gs if isinstance(g, ApproxDP)]
+        return ApproxDP(eps, min(conv.round_up(math.fsum(deltas)), math.nextafter(1.0, 0.0)))
+
+    approximate = [g for g in gs if isinstance(g, (ApproxDP, ApproxZCDP, ApproxRDP)) and float(g.delta) > 0]
+    has_curve = any(isinstance(g, (RDP, ApproxRDP)) for g in gs)
+    zcdp_like = (GDP, ZCDP, MCDP, PureDP, ApproxDP, ApproxZCDP)
+
+    if not has_curve:
+        xi = rho = 0.0
+        parts_xi, parts_rho, deltas = [], [], []
+        for g in gs:
+            if isinstance(g, ApproxDP):
+                r, x, d = conv.approx_dp_to_approx_zcdp(float(g.epsilon), float(g.delta))
+            elif isinstance(g, ApproxZCDP):
+                r, x, d = g.rho, g.xi, float(g.delta)
+            elif isinstance(g, zcdp_like):
+                x, r = _as_zcdp(g)
+                d = 0.0
+            else:
+                raise TypeError(f"cannot compose {type(g).__name__}")
+            parts_xi.append(x)
+            parts_rho.append(r)
+            deltas.append(d)
+        xi, rho = math.fsum(parts_xi), math.fsum(parts_rho)
+        if not approximate:
+            return ZCDP(rho, xi)
+        return ApproxZCDP(rho, xi, _combined_delta(deltas))
+
+    curves: list[RDP] = []
+    deltas = []
+    for g in gs:
+        if isinstance(g, ApproxRDP):
+            curves.append(g.curve)
+            deltas.append(float(g.delta))
+        elif isinstance(g, ApproxDP):
+            curves.append(conv.pure_dp_to_rdp(float(g.epsilon)))
+            deltas.append(float(g.delta))
+        elif isinstance(g, ApproxZCDP):
+            curves.append(ZCDP(g.rho, g.xi).to_rdp())
+            deltas.append(float(g.delta))
+        else:
+            curves.append(_as_curve(g))
+    total = _sum_curves(curves)
+    if not approximate:
+        return total
+    return ApproxRDP(total, _combined_delta(deltas))
+
+
+# --------------------------------------------------------------------------------------
+# (ε, δ)-DP composition theorems
+# --------------------------------------------------------------------------------------
+def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> ApproxDP:
+    """k-fold adaptive composition of (ε, δ)-DP: (ε', kδ + δ')-DP with
+    ε' = √(2k ln(1/δ'))·ε + kε(e^ε − 1) ([DRV10] Thm III.3 = [DR14] Thm 3.20).
+
+    >>> advanced_composition(0.1, 0.0, 100, 1e-5).epsilon
+    5.850235092944558
+    """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    delta = UNIT_CLOSED_OPEN.check("delta", delta)
+    k = check_int("k", k)
+    delta_prime = PROBABILITY_OPEN.check("delta_prime", delta_prime)
+    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
+    total = k * delta + delta_prime
+    if total >= 1.0:
+        raise DomainError(f"k·delta + delta_prime must be < 1; got {total!r}")
+    return ApproxDP(conv.round_up(eps), total)
+
+
+def kov_delta(epsilon: float, k: int, eps_prime: float) -> float:
+    """δ(ε') of the k-fold composition of ε-DP (exact: the k-fold randomized-response profile;
+    [KOV15] Thm 3.3 at ε' = (k − 2i)ε, theory §5.6), computed in log space.
+
+    δ(ε') = Σ_ℓ C(k, ℓ)(e^{(k−ℓ)ε} − e^{ε'+ℓε})₊ / (1 + e^ε)^k.
+    """
+    if epsilon == 0.0:
+        return 0.0
+    ell = np.arange(0, k + 1, dtype=np.float64)
+    a = (k - ell) * epsilon
+    b = eps_prime + ell * epsilon
+    pos = a > b
+    if not np.any(pos):
+        return 0.0
+    terms = lm.log_comb(k, ell[pos]) + lm.log_sub(a[pos], b[pos])
+    ld = float(lm.logsumexp(terms)) - k * float(np.logaddexp(0.0, epsilon))
+    return min(1.0, math.exp(ld))
+
+
+def optimal_homogeneous_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> ApproxDP:
+    """The smallest ε' such that k-fold (ε, δ)-DP is (ε', δ')-DP, δ' the total δ ([KOV15] Thm 3.3).
+
+    The (ε, δ) dominating pair gives 1 − δ' = (1 − δ)^k (1 − δ_RR(ε')) exactly, with δ_RR the
+    k-fold randomized-response profile (:func:`kov_delta`). This is optimal, so no valid bound
+    is smaller; the returned ε' is the upper end of a bisection.
+
+    >>> round(optimal_homogeneous_composition(0.1, 0.0, 100, 1e-5).epsilon, 6)
+    4.306791
+    """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    delta = UNIT_CLOSED_OPEN.check("delta", delta)
+    k = check_int("k", k)
+    delta_prime = PROBABILITY_OPEN.check("delta_prime", delta_prime)
+    keep = k * math.log1p(-delta)  # log (1−δ)^k
+    budget = -math.expm1(math.log1p(-delta_prime) - keep)  # δ_RR allowed
+    if budget <= 0.0:
+        raise DomainError(
+            f"delta_prime must exceed 1 − (1 − delta)^k = {-math.expm1(keep)!r}; got {delta_prime!r}"
+        )
+    lo, hi = 0.0, k * epsilon
+    if kov_delta(epsilon, k, 0.0) <= budget:
+        return ApproxDP(0.0, delta_prime)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if kov_delta(epsilon, k, mid) <= budget:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 1e-13 * max(1.0, hi):
+            break
+    return ApproxDP(hi, delta_prime)
+
+
+def bs16_cor39(epsilons: list[float], deltas: list[float], delta_prime: float) -> ApproxDP:
+    """[BS16] Cor. 39: (½‖ε‖² + √(2 log(√(π/2)‖ε‖/δ'))·‖ε‖, δ' + ‖δ‖₁)-DP."""
+    e = np.asarray(epsilons, dtype=np.float64)
+    norm = float(np.sqrt(np.sum(e**2)))
+    delta_prime = PROBABILITY_OPEN.check("delta_prime", delta_prime)
+    inner = math.log(math.sqrt(math.pi / 2.0) * norm / delta_prime) if norm > 0 else 0.0
+    eps = 0.5 * norm**2 + math.sqrt(2.0 * max(inner, 0.0)) * norm
+    return ApproxDP(conv.round_up(eps), min(delta_prime + math.fsum(deltas), math.nextafter(1.0, 0.0)))

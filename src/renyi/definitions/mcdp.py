@@ -1,0 +1,64 @@
+"""(μ, τ)-mean-concentrated differential privacy (Dwork & Rothblum 2016)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .. import conversions as conv
+from .._validation import NONNEGATIVE, ORDER, check_int
+from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+
+__all__ = ["MCDP"]
+
+
+@dataclass(frozen=True, slots=True)
+class MCDP(Guarantee):
+    """(μ, τ)-mCDP: E[Z] ≤ μ and Z − E[Z] is τ-subgaussian ([BS16] Def. 23, after [DR16]).
+
+    Not closed under post-processing ([BS16] §1.2). Converted through
+    (μ − τ²/2, τ²/2)-zCDP ([BS16] Lemma 24), tight for the Gaussian.
+
+    Examples:
+        >>> MCDP(0.6, 1.0).to_zcdp()
+        ZCDP(rho=0.5, xi=0.09999999999999998)
+    """
+
+    mu: float
+    tau: float
+
+    definition = "mCDP"  # type: ignore[misc]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
+        object.__setattr__(self, "tau", NONNEGATIVE.check("tau", self.tau))
+
+    def rdp(self, alpha: ArrayLike):
+        """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""
+        xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
+        out = np.maximum(0.0, conv.zcdp_to_rdp(rho, xi, ORDER.check_array("alpha", alpha)))
+        return out[()] if np.ndim(out) == 0 else out
+
+    def to_zcdp(self):
+        """(max(0, μ − τ²/2), τ²/2)-zCDP ([BS16] Lemma 24); clipping ξ at 0 only loosens it."""
+        from .zcdp import ZCDP
+
+        xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
+        return ZCDP(rho, max(0.0, xi))
+
+    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+        return self.to_zcdp().best_epsilon(_check_delta(delta))
+
+    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+        return self.to_zcdp().best_delta(_check_epsilon(epsilon))
+
+    def compose(self, k: int) -> MCDP:
+        """(kμ, √k·τ) ([DR16] composition of mCDP)."""
+        k = check_int("k", k)
+        return MCDP(k * self.mu, self.tau * k**0.5)
+
+    def group(self, k: int):
+        """Through zCDP: group privacy of (ξ, ρ)-zCDP ([BS16] Prop. 27)."""
+        return self.to_zcdp().group(k)

@@ -1,0 +1,77 @@
+"""Pure ε-differential privacy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from numpy.typing import ArrayLike
+
+from .. import conversions as conv
+from .._validation import NONNEGATIVE, ORDER, check_int
+from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+
+__all__ = ["PureDP"]
+
+
+@dataclass(frozen=True, slots=True)
+class PureDP(Guarantee):
+    """ε-DP: P[M(x) ∈ S] ≤ e^ε P[M(x′) ∈ S] for all neighbours and events ([BS16] Def. 18).
+
+    Args:
+        epsilon: ε ∈ [0, ∞).
+
+    Examples:
+        >>> PureDP(1.0).to_zcdp()
+        ZCDP(rho=0.46211715726000974)
+        >>> PureDP(1.0) + PureDP(0.5)
+        PureDP(epsilon=1.5)
+    """
+
+    _epsilon: float
+    definition = "pure DP"  # type: ignore[misc]
+
+    def __init__(self, epsilon: float) -> None:
+        object.__setattr__(self, "_epsilon", NONNEGATIVE.check("epsilon", epsilon))
+
+    def __repr__(self) -> str:
+        return f"PureDP(epsilon={self._epsilon!r})"
+
+    def __reduce__(self) -> tuple:
+        return (PureDP, (self._epsilon,))
+
+    @property
+    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+        """ε; also callable as the protocol method ``epsilon(delta)``."""
+        return ParameterValue(self._epsilon, super(PureDP, self).epsilon)
+
+    def rdp(self, alpha: ArrayLike):
+        """The tight curve F_ε(α) ([BS16] proof of Prop. 19), attained by randomized response."""
+        a = ORDER.check_array("alpha", alpha)
+        return conv.pure_dp_rdp(self._epsilon, a)
+
+    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+        """ε' = ε + log(1 − δ(1 + e^{−ε})): exact for the worst ε-DP pair (randomized response)."""
+        delta = _check_delta(delta)
+        return Conversion(conv.pure_dp_epsilon(self._epsilon, delta), math.inf, "pure DP, randomized-response profile")
+
+    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+        epsilon = _check_epsilon(epsilon)
+        return Conversion(conv.pure_dp_delta(self._epsilon, epsilon), math.inf, "pure DP, randomized-response profile")
+
+    def to_rdp(self):
+        return conv.pure_dp_to_rdp(self._epsilon)
+
+    def to_zcdp(self):
+        """ρ = ε·tanh(ε/2), the tight constant (≤ the classic ε²/2 of [BS16] Prop. 4)."""
+        from .zcdp import ZCDP
+
+        return ZCDP(conv.pure_dp_to_zcdp(self._epsilon))
+
+    def compose(self, k: int) -> PureDP:
+        """kε (basic composition is tight for pure DP as a single ε)."""
+        return PureDP(check_int("k", k) * self._epsilon)
+
+    def group(self, k: int) -> PureDP:
+        """kε for groups of size k."""
+        return PureDP(check_int("k", k) * self._epsilon)

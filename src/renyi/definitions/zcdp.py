@@ -1,0 +1,93 @@
+"""(ξ, ρ)-zero-concentrated differential privacy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from numpy.typing import ArrayLike
+
+from .. import conversions as conv
+from .._validation import NONNEGATIVE, ORDER, check_int
+from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+
+__all__ = ["ZCDP"]
+
+
+@dataclass(frozen=True, slots=True)
+class ZCDP(Guarantee):
+    """(ξ, ρ)-zCDP: D_α(M(x)‖M(x′)) ≤ ξ + ρα for every α ∈ (1, ∞) ([BS16] Def. 1).
+
+    Args:
+        rho: ρ ∈ [0, ∞).
+        xi: ξ ∈ [0, ∞) (default 0: plain ρ-zCDP).
+
+    Examples:
+        >>> ZCDP(0.5).epsilon(1e-5) < 4.7284
+        True
+        >>> ZCDP(0.1, xi=0.1).group(3)
+        ZCDP(rho=0.9000000000000001, xi=0.55)
+    """
+
+    rho: float
+    xi: float = 0.0
+
+    definition = "zCDP"  # type: ignore[misc]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", NONNEGATIVE.check("rho", self.rho))
+        object.__setattr__(self, "xi", NONNEGATIVE.check("xi", self.xi))
+
+    def __repr__(self) -> str:
+        if self.xi == 0.0:
+            return f"ZCDP(rho={self.rho!r})"
+        return f"ZCDP(rho={self.rho!r}, xi={self.xi!r})"
+
+    def rdp(self, alpha: ArrayLike):
+        """ξ + ρα."""
+        return conv.zcdp_to_rdp(self.rho, self.xi, ORDER.check_array("alpha", alpha))
+
+    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+        """Best of [CKS20] Cor. 13, [BS16] Lemma 38 and Lemma 21 (see :func:`renyi.conversions.zcdp_to_approx_dp`)."""
+        return conv.zcdp_to_approx_dp(self.rho, _check_delta(delta), self.xi)
+
+    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+        return conv.zcdp_delta(self.rho, self.xi, _check_epsilon(epsilon))
+
+    def to_zcdp(self) -> ZCDP:
+        return self
+
+    def to_rdp(self):
+        from .rdp import RDP
+
+        return RDP(
+            _Linear(self.xi, self.rho),
+            eps_inf=self.xi if self.rho == 0.0 else math.inf,
+            zcdp=(self.xi, self.rho),
+            convex=True,
+            label=repr(self),
+        )
+
+    def compose(self, k: int) -> ZCDP:
+        """(kξ, kρ) ([BS16] Lemma 7)."""
+        k = check_int("k", k)
+        return ZCDP(k * self.rho, k * self.xi)
+
+    def group(self, k: int) -> ZCDP:
+        """(ξ·k·H_k, k²ρ) with H_k the k-th harmonic number ([BS16] Prop. 27; k²ρ is tight for the Gaussian)."""
+        k = check_int("k", k)
+        h_k = math.fsum(1.0 / i for i in range(1, k + 1)) if k < 10**6 else math.log(k) + 0.5772156649015329 + 1.0 / (2 * k)
+        return ZCDP(k * k * self.rho, self.xi * k * h_k)
+
+
+class _Linear:
+    __slots__ = ("xi", "rho")
+
+    def __init__(self, xi: float, rho: float) -> None:
+        self.xi, self.rho = xi, rho
+
+    def __call__(self, alpha):
+        return self.xi + self.rho * alpha
+
+    def __repr__(self) -> str:
+        return f"{self.xi:g} + {self.rho:g}·α"

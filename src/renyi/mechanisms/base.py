@@ -1,0 +1,124 @@
+"""The mechanism protocol: a frozen description of a randomized algorithm that knows its own
+privacy and can release a noisy answer."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from numpy.typing import ArrayLike
+
+from ..definitions.base import Conversion, Guarantee
+from ..errors import ConversionError, DomainError
+
+__all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
+
+#: "add_remove": datasets differ by adding or removing one record (n is private);
+#: "replace_one": datasets of the same size differ in one record (n is public).
+NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
+
+
+def check_neighbouring(value: str) -> str:
+    if value not in NEIGHBOURING_RELATIONS:
+        raise DomainError(
+            f"neighbouring must be one of {', '.join(NEIGHBOURING_RELATIONS)}; got {value!r}",
+            name="neighbouring",
+            value=value,
+        )
+    return value
+
+
+class Mechanism(ABC):
+    """Abstract base of all mechanisms.
+
+    Subclasses are frozen dataclasses that implement :attr:`guarantee` (the tightest guarantee
+    value known for one run) and :meth:`release`. The privacy protocol (``rdp``, ``epsilon``,
+    ``delta``, conversions, ``+``, ``k *``, ``group``) is answered through the guarantee, and a
+    subclass may override any method with something tighter.
+    """
+
+    __slots__ = ()
+
+    #: the neighbouring relation the guarantee is stated under (overridden by a field where
+    #: the mechanism lets the user choose)
+    neighbouring: str = "add_remove"
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The tightest guarantee of one run of this mechanism."""
+
+    @abstractmethod
+    def release(self, value: Any, rng: Any = None) -> Any:
+        """A noisy answer for the true ``value``; secure randomness unless ``rng`` is given."""
+
+    # ----- privacy protocol, through the guarantee -------------------------------------
+    def rdp(self, alpha: ArrayLike) -> Any:
+        return self.guarantee.rdp(alpha)
+
+    def best_epsilon(self, delta: float) -> Conversion:
+        return self.guarantee.best_epsilon(delta)
+
+    def best_delta(self, epsilon: float) -> Conversion:
+        return self.guarantee.best_delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return self.best_epsilon(delta).value
+
+    def delta(self, epsilon: float) -> float:
+        return self.best_delta(epsilon).value
+
+    def to_approx_dp(self, delta: float) -> Guarantee:
+        return self.guarantee.to_approx_dp(delta)
+
+    def to_zcdp(self) -> Guarantee:
+        return self.guarantee.to_zcdp()
+
+    def to_rdp(self) -> Guarantee:
+        return self.guarantee.to_rdp()
+
+    def compose(self, k: int) -> Guarantee:
+        return self.guarantee.compose(k)
+
+    def group(self, k: int) -> Guarantee:
+        return self.guarantee.group(k)
+
+    def __add__(self, other: object) -> Guarantee:
+        from ..composition import compose
+
+        return compose(self, other)
+
+    def __radd__(self, other: object) -> Guarantee:
+        if isinstance(other, int) and other == 0:
+            return self.guarantee
+        from ..composition import compose
+
+        return compose(other, self)
+
+    def __mul__(self, k: object) -> Guarantee:
+        if isinstance(k, bool) or not isinstance(k, int):
+            return NotImplemented
+        return self.compose(k)
+
+    __rmul__ = __mul__
+
+    def guarantee_under(self, neighbouring: str) -> Guarantee:
+        """The guarantee under another neighbouring relation.
+
+        A replace-one step is one removal and one addition, so an add/remove guarantee gives
+        the replace-one guarantee of a group of two (theory §8.4). The converse does not hold
+        (a replace-one guarantee may reveal n), so it raises :class:`ConversionError`.
+        Recomputing the sensitivity under the new relation is usually tighter.
+        """
+        target = check_neighbouring(neighbouring)
+        if target == self.neighbouring:
+            return self.guarantee
+        if self.neighbouring == "add_remove" and target == "replace_one":
+            return self.guarantee.group(2)
+        raise ConversionError(
+            "a replace-one guarantee does not imply an add/remove guarantee (the mechanism may reveal n)"
+        )
+
+    def privacy_loss(self) -> Any:
+        """The privacy loss random variable on the worst-case neighbouring pair."""
+        raise ConversionError(f"{type(self).__name__} has no known privacy-loss distribution")

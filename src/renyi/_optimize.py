@@ -79,8 +79,13 @@ def minimize_over_orders(
         v = float(_safe(np.asarray(objective(np.array([1.0 + math.exp(t)]))))[0])
         return v
 
+    def f_finite(t: float) -> float:
+        # Brent's parabolic steps need finite values; an unusable order is just "very bad".
+        v = f(t)
+        return v if math.isfinite(v) else 1e300
+
     res = optimize.minimize_scalar(
-        f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7, "maxiter": 200}
+        f_finite, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7, "maxiter": 200}
     )
     alpha = 1.0 + math.exp(float(res.x))
     val = f(float(res.x))  # re-evaluate exactly at the order we return

@@ -109,7 +109,7 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
     out = np.where(h == 0.0, eps * math.tanh(eps / 2.0), out)
     out = np.where(np.isinf(a), eps, out)
     out = np.minimum(np.maximum(out, 0.0), eps)  # F_ε ≤ ε: guards round-off at huge α
-    return out[()] if out.ndim == 0 else out
+    return float(out) if out.ndim == 0 else out
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
@@ -206,7 +206,7 @@ def zcdp_to_rdp(rho: float, xi: float, alpha: ArrayLike) -> np.ndarray | float:
     a = np.asarray(alpha, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         out = np.where(np.isinf(a), (xi if rho == 0.0 else math.inf), xi + rho * a)
-    return out[()] if out.ndim == 0 else out
+    return float(out) if out.ndim == 0 else out
 
 
 def tv_bound(kl: float) -> float:
@@ -567,7 +567,12 @@ def gdp_to_approx_dp(mu: float, delta: float) -> Conversion:
         if f(eps) <= 0.0:
             break
         eps = math.nextafter(eps + abs(eps) * 1e-15, math.inf)
-    return Conversion(round_up(eps), None, method)
+    # f is evaluated in floating point: δ = Φ(a) − e^εΦ(b) loses digits by a factor 1/(1 − r),
+    # r = e^εΦ(b)/Φ(a), and dδ/dε = −e^εΦ(b). A relative error of 1e-13/(1 − r) in δ moves the
+    # root by at most 1e-13·δ/((1 − r)·e^εΦ(b)) = 1e-13/r; add that so the ε stays ≥ the truth.
+    log_r = eps + float(lm.log_ndtr(-mu / 2.0 - eps / mu)) - float(lm.log_ndtr(mu / 2.0 - eps / mu))
+    margin = 1e-13 * math.exp(min(-log_r, 700.0)) + 1e-15 * eps
+    return Conversion(round_up(eps + margin), None, method)
 
 
 def _bisect_decreasing(g: Callable[[float], float], target: float, lo: float, hi: float) -> float:

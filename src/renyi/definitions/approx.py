@@ -26,8 +26,9 @@ class ApproxDP(Guarantee):
         delta: δ ∈ [0, 1).
 
     Examples:
-        >>> ApproxDP(1.0, 1e-6) + ApproxDP(0.5, 1e-6)
-        ApproxDP(epsilon=1.5, delta=2e-06)
+        >>> total = ApproxDP(1.0, 1e-6) + ApproxDP(0.5, 1e-6)
+        >>> total.epsilon, round(total.delta, 12)
+        (1.5, 2e-06)
     """
 
     _epsilon: float
@@ -66,7 +67,7 @@ class ApproxDP(Guarantee):
         if self._delta == 0.0:
             return conv.pure_dp_rdp(self._epsilon, a)
         out = np.full(a.shape, math.inf)
-        return out[()] if out.ndim == 0 else out
+        return float(out) if out.ndim == 0 else out
 
     def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
         """Smallest ε' with (ε', δ')-DP; ∞ when δ' < δ (tilted randomized response, [KOV15])."""

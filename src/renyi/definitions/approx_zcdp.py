@@ -27,8 +27,11 @@ class ApproxZCDP(Guarantee):
         delta: δ ∈ [0, 1).
 
     Examples:
-        >>> ApproxZCDP(rho=0.5, delta=1e-6).epsilon(2e-6) > ApproxZCDP(rho=0.5, delta=0.0).epsilon(1e-6)
-        True
+        >>> g = ApproxZCDP(rho=0.5, delta=1e-6)
+        >>> g.epsilon(1e-6)  # no finite ε at the guarantee's own δ
+        inf
+        >>> round(g.epsilon(1e-5), 4)
+        4.7521
     """
 
     rho: float
@@ -59,7 +62,7 @@ class ApproxZCDP(Guarantee):
         if self._delta == 0.0:
             return conv.zcdp_to_rdp(self.rho, self.xi, a)
         out = np.full(a.shape, math.inf)
-        return out[()] if out.ndim == 0 else out
+        return float(out) if out.ndim == 0 else out
 
     def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
         """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""

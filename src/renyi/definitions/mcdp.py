@@ -39,7 +39,7 @@ class MCDP(Guarantee):
         """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""
         xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
         out = np.maximum(0.0, conv.zcdp_to_rdp(rho, xi, ORDER.check_array("alpha", alpha)))
-        return out[()] if np.ndim(out) == 0 else out
+        return float(out) if np.ndim(out) == 0 else out
 
     def to_zcdp(self):
         """(max(0, μ − τ²/2), τ²/2)-zCDP ([BS16] Lemma 24); clipping ξ at 0 only loosens it."""

@@ -94,7 +94,7 @@ class RDP(Guarantee):
         if self.zcdp is not None and self.zcdp[1] == 0.0:
             inf_val = min(inf_val, self.zcdp[0])
         out[~finite] = inf_val
-        return out[()] if out.ndim == 0 else out
+        return float(out) if out.ndim == 0 else out
 
     # ----- conversions ------------------------------------------------------------------
     def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
@@ -234,7 +234,7 @@ class ApproxRDP(Guarantee):
             return self.curve.rdp(alpha)
         a = ORDER.check_array("alpha", alpha)
         out = np.full(a.shape, math.inf)
-        return out[()] if out.ndim == 0 else out
+        return float(out) if out.ndim == 0 else out
 
     def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
         """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""

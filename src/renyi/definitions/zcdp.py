@@ -26,7 +26,7 @@ class ZCDP(Guarantee):
         >>> ZCDP(0.5).epsilon(1e-5) < 4.7284
         True
         >>> ZCDP(0.1, xi=0.1).group(3)
-        ZCDP(rho=0.9000000000000001, xi=0.55)
+        ZCDP(rho=0.9, xi=0.55)
     """
 
     rho: float

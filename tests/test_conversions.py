@@ -189,3 +189,40 @@ def test_rdp_to_zcdp_sup_bound():
 def test_rdp_to_zcdp_needs_bound():
     with pytest.raises(renyi.ConversionError):
         RDP(lambda a: a * a).to_zcdp()
+
+
+# ----- continuous optimisation is never worse than a dense grid ------------------------
+DP_ACCOUNTING_GRID = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 64), [128, 256, 512, 1024]])
+
+
+def _grid_cks(curve_fn, delta):
+    a = DP_ACCOUNTING_GRID
+    vals = curve_fn(a) + np.log1p(-1 / a) - (np.log(delta) + np.log(a)) / (a - 1)
+    return max(0.0, float(np.min(vals)))
+
+
+@pytest.mark.parametrize("rho", [1e-6, 1e-4, 1e-2, 0.5, 5.0])
+@pytest.mark.parametrize("delta", [1e-5, 1e-10])
+def test_continuous_never_worse_than_grid(rho, delta):
+    f = lambda a: rho * a  # noqa: E731
+    c = RDP(f).best_epsilon(delta)
+    assert c.value <= _grid_cks(f, delta) + 1e-12
+    # the witness reproduces the value
+    a = c.witness
+    assert conv.rdp_point_to_approx_dp(a, rho * a, delta) == pytest.approx(c.value, rel=1e-12, abs=1e-15)
+
+
+def test_continuous_never_worse_than_grid_pure_curve():
+    for eps in [0.1, 1.0, 4.0]:
+        f = lambda a, e=eps: np.asarray(conv.pure_dp_rdp(e, a))  # noqa: E731
+        for k in [1, 10, 1000]:
+            curve = RDP(lambda a, f=f, k=k: k * f(a))
+            assert curve.epsilon(1e-6) <= _grid_cks(lambda a, f=f, k=k: k * f(a), 1e-6) + 1e-12
+
+
+def test_public_api_all_is_complete():
+    """renyi.__all__ lists every public name the package exports, and each exists."""
+    for name in renyi.__all__:
+        assert hasattr(renyi, name), name
+    public = {n for n in dir(renyi) if not n.startswith("_") and n[0].isupper()}
+    assert public <= set(renyi.__all__), public - set(renyi.__all__)

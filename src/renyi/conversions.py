@@ -83,11 +83,8 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
     """The tight RDP curve F_ε(α) of ε-DP (theory §1.4(f)).
 
     F_ε(α) = (1/(α−1))·log[(e^{αε} + e^{−(α−1)ε}) / (1 + e^ε)], attained by randomized
-    response with p = e^ε/(1+e^ε); F_ε(1) = ε·tanh(ε/2), F_ε(∞) = ε.
-
-    Near α = 1 the form log1p(2 sinh²(hε/2) + tanh(ε/2)·sinh(hε))/h with h = α − 1 has no
-    cancellation (both terms are positive); for large hε the overflow-free
-    [αε + log1p(e^{ε(1−2α)}) − logaddexp(0, ε)]/(α−1) is used.
+    response with p = e^ε/(1+e^ε); F_ε(1) = ε·tanh(ε/2), F_ε(∞) = ε. Evaluated by
+    :func:`renyi.divergences.pure_dp_curve` (stable near α = 1, overflow-free at large αε).
 
     Args:
         epsilon: ε ≥ 0.
@@ -96,19 +93,9 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
     References:
         Bun & Steinke (2016), proof of Prop. 19; tightness: theory.md §11.
     """
-    a = np.asarray(alpha, dtype=np.float64)
-    eps = float(epsilon)
-    h = a - 1.0
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        x = h * eps
-        small = x < 30.0
-        xs = np.where(small, x, 0.0)
-        num_small = np.log1p(2.0 * np.sinh(xs / 2.0) ** 2 + math.tanh(eps / 2.0) * np.sinh(xs))
-        num_large = a * eps + np.log1p(np.exp(eps * (1.0 - 2.0 * a))) - np.logaddexp(0.0, eps)
-        out = np.where(small, num_small, num_large) / np.where(h > 0, h, 1.0)
-    out = np.where(h == 0.0, eps * math.tanh(eps / 2.0), out)
-    out = np.where(np.isinf(a), eps, out)
-    out = np.minimum(np.maximum(out, 0.0), eps)  # F_ε ≤ ε: guards round-off at huge α
+    from .divergences import pure_dp_curve
+
+    out = np.minimum(np.asarray(pure_dp_curve(epsilon, alpha), dtype=np.float64), float(epsilon))
     return float(out) if out.ndim == 0 else out
 
 

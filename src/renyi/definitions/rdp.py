@@ -352,6 +352,7 @@ class _PointsCurve:
         with np.errstate(divide="ignore", invalid="ignore"):
             w = (alpha - a[i]) / (a[j] - a[i])
             kint = k[i] + w * (k[j] - k[i])
-            interp = kint / (alpha - 1.0)
+            # Round up by a few ulps: at a stored order K/(α−1) may land one ulp below ε.
+            interp = kint / (alpha - 1.0) * (1.0 + 8.0 * 2.0**-52)
         out = np.where(has_left, np.minimum(upper, interp), upper)
         return out

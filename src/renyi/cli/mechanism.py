@@ -1,0 +1,315 @@
+"""``renyi epsilon``, ``renyi delta`` and ``renyi calibrate``: one mechanism, run many times."""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
+from ._format import fmt_num, fmt_up
+
+
+class Mech(str, Enum):
+    gaussian = "gaussian"
+    laplace = "laplace"
+    randomized_response = "randomized-response"
+    discrete_gaussian = "discrete-gaussian"
+    discrete_laplace = "discrete-laplace"
+    exponential = "exponential"
+
+
+class Scheme(str, Enum):
+    poisson = "poisson"
+    without_replacement = "without-replacement"
+
+
+class Solve(str, Enum):
+    sigma = "sigma"
+    scale = "scale"
+    epsilon = "epsilon"
+    steps = "steps"
+    rate = "rate"
+
+
+MechArg = Annotated[Mech, typer.Argument(help="The mechanism.", show_default=False)]
+SigmaOpt = Annotated[Optional[float], typer.Option(help="Noise standard deviation σ (gaussian, discrete-gaussian).")]
+ScaleOpt = Annotated[Optional[float], typer.Option(help="Noise scale b (laplace, discrete-laplace).")]
+SensOpt = Annotated[Optional[float], typer.Option(help="Sensitivity Δ (ℓ₂ for Gaussians, ℓ₁ for Laplace).")]
+POpt = Annotated[Optional[float], typer.Option("--p", help="Truth probability (randomized-response).")]
+KOpt = Annotated[Optional[int], typer.Option("--k", help="Number of categories (randomized-response).")]
+RateOpt = Annotated[Optional[float], typer.Option(help="Sampling rate q ∈ [0, 1] (batch size / dataset size).")]
+SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given.")]
+StepsOpt = Annotated[int, typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def _pipeline_data(mech: Mech, params: dict[str, Any], steps: int, rate: float | None, sampling: Scheme,
+                   delta: float) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": mech.value, "type": mech.value,
+                             **{k: v for k, v in params.items() if v is not None}, "count": steps}
+    if rate is not None:
+        entry["sampling"] = {"scheme": sampling.value, "rate": rate}
+    return {"privacy": {"delta": delta}, "mechanism": [entry]}
+
+
+def _build(mech: Mech, params: dict[str, Any], steps: int, rate: float | None, sampling: Scheme,
+           delta: float) -> Any:
+    from renyi.pipeline import parse_pipeline
+
+    p = parse_pipeline(_pipeline_data(mech, params, steps, rate, sampling, delta),
+                       source=f"renyi {mech.value}")
+    return p
+
+
+def _alpha(a: Any) -> str:
+    if a is None:
+        return "–"
+    return "∞" if a == math.inf else f"{a:.4g}"
+
+
+def epsilon(
+    mechanism: MechArg,
+    sigma: SigmaOpt = None,
+    scale: ScaleOpt = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="ε of one run (randomized-response, exponential).")] = None,
+    p: POpt = None,
+    k: KOpt = None,
+    sensitivity: SensOpt = None,
+    rate: RateOpt = None,
+    sampling: SamplingOpt = Scheme.poisson,
+    steps: StepsOpt = 1,
+    delta: Annotated[float, typer.Option(help="δ at which ε is reported.")] = 1e-5,
+    json_: JsonOpt = False,
+) -> None:
+    """ε at δ of one mechanism run --steps times (optionally subsampled).
+
+    Shows the best ε with its method and witness order, and the same through each
+    definition. Printed ε's are rounded up.
+
+    Examples:
+
+        renyi epsilon gaussian --sigma 1.1 --rate 0.004267 --steps 14063 --delta 1e-5
+
+        renyi epsilon laplace --scale 10 --steps 20
+
+        renyi epsilon randomized-response --epsilon 1 --steps 5 --json
+    """
+    with user_errors():
+        from renyi.report import compute_report
+
+        params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
+        pipe = _build(mechanism, params, steps, rate, sampling, delta)
+        with DelayedProgress("computing ε", total=7) as step:
+            r = compute_report(pipe, progress=step)
+        if json_:
+            d = r.to_dict()
+            d.pop("source", None)
+            d.pop("title", None)
+            d.pop("budget", None)
+            print_json(d)
+            return
+        from rich.table import Table
+        from rich.text import Text
+
+        c = console()
+        s = r.shares[0]
+        line = Text()
+        line.append("ε ≤ ", style="bold")
+        line.append(fmt_up(r.epsilon), style="bold green")
+        line.append(f" at δ = {fmt_num(r.delta)} for {s.count:,} × {s.mechanism}")
+        c.print(line)
+        c.print(f"best: {r.route_by_key(r.route).title} — {r.method}"
+                + (f", witness α = {_alpha(r.witness)}" if r.witness is not None else "")
+                + f"   [{s.assumption}]", markup=False)
+        t = Table(show_edge=False, box=None, pad_edge=False)
+        t.add_column("definition")
+        t.add_column("ε", justify="right")
+        t.add_column("α", justify="right")
+        t.add_column("method")
+        for route in r.routes:
+            if route.applicable:
+                t.add_row(route.title, fmt_up(route.epsilon), _alpha(route.witness), route.method)
+            else:
+                t.add_row(route.title, "n/a", "", Text(route.note, style="dim"))
+        c.print(t)
+
+
+def delta(
+    mechanism: MechArg,
+    eps: Annotated[float, typer.Option("--eps", help="ε at which δ is reported.")],
+    sigma: SigmaOpt = None,
+    scale: ScaleOpt = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="ε of one run (randomized-response, exponential).")] = None,
+    p: POpt = None,
+    k: KOpt = None,
+    sensitivity: SensOpt = None,
+    rate: RateOpt = None,
+    sampling: SamplingOpt = Scheme.poisson,
+    steps: StepsOpt = 1,
+    json_: JsonOpt = False,
+) -> None:
+    """δ at ε (--eps) of one mechanism run --steps times: the smallest valid δ.
+
+    Examples:
+
+        renyi delta gaussian --sigma 2 --steps 100 --eps 3
+
+        renyi delta gaussian --sigma 1.1 --rate 0.01 --steps 1000 --eps 2 --json
+    """
+    with user_errors():
+        import renyi
+        from renyi.report import rdp_guarantee
+
+        params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
+        pipe = _build(mechanism, params, steps, rate, sampling, 1e-5)
+        with DelayedProgress("computing δ"):
+            total = renyi.compose(*pipe.items())
+            cands = [total.best_delta(eps), rdp_guarantee(pipe).best_delta(eps)]
+        best = min(cands, key=lambda c: c.value)
+        e = pipe.entries[0]
+        if json_:
+            print_json({"epsilon": eps, "delta": best.value, "method": best.method, "witness": best.witness,
+                        "mechanism": repr(e.mechanism), "count": e.count, "assumption": e.assumption})
+            return
+        c = console()
+        from rich.markup import escape
+
+        c.print(f"[bold]δ ≤ [green]{fmt_up(best.value)}[/green][/bold] at ε = {fmt_num(eps)} for "
+                f"{e.count:,} × {escape(repr(e.mechanism))}")
+        c.print(f"method: {best.method}" + (f", witness α = {_alpha(best.witness)}" if best.witness else "")
+                + f"   ({e.assumption})", markup=False)
+
+
+def calibrate(
+    mechanism: MechArg,
+    solve: Annotated[Optional[Solve], typer.Option(
+        help="Parameter to solve for (default: sigma, scale or epsilon by mechanism).")] = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="Target ε (with --delta), or RDP ε (with --alpha).")] = None,
+    delta: Annotated[Optional[float], typer.Option(help="Target δ.")] = None,
+    rho: Annotated[Optional[float], typer.Option(help="Target ρ (zCDP).")] = None,
+    alpha: Annotated[Optional[float], typer.Option(help="Target RDP order α (with --epsilon).")] = None,
+    sigma: SigmaOpt = None,
+    scale: ScaleOpt = None,
+    mech_epsilon: Annotated[Optional[float], typer.Option(
+        "--mech-epsilon", help="ε of one run when not solving for it (randomized-response, exponential).")] = None,
+    k: KOpt = None,
+    sensitivity: SensOpt = None,
+    rate: RateOpt = None,
+    sampling: SamplingOpt = Scheme.poisson,
+    steps: StepsOpt = 1,
+    json_: JsonOpt = False,
+) -> None:
+    """Solve for σ, scale, ε, steps or rate so that the pipeline meets a target.
+
+    The target is (ε, δ) (--epsilon and --delta), ρ-zCDP (--rho) or an RDP point (--alpha
+    and --epsilon). The answer is checked on the safe side: the achieved guarantee never
+    exceeds the target.
+
+    Examples:
+
+        renyi calibrate gaussian --epsilon 1 --delta 1e-5
+
+        renyi calibrate gaussian --rate 0.004267 --steps 14063 --epsilon 8 --delta 1e-5
+
+        renyi calibrate gaussian --solve steps --sigma 1.1 --rate 0.004267 --epsilon 8 --delta 1e-5
+
+        renyi calibrate laplace --steps 10 --rho 0.5
+    """
+    with user_errors():
+        from renyi import compose
+        from renyi.definitions import RDP, ZCDP, ApproxDP
+
+        try:
+            from renyi.calibration import calibrate as lib_calibrate
+        except ImportError:
+            raise CLIError("calibration is not available in this version of renyi") from None
+
+        default = {"gaussian": Solve.sigma, "discrete-gaussian": Solve.sigma, "laplace": Solve.scale,
+                   "discrete-laplace": Solve.scale}.get(mechanism.value, Solve.epsilon)
+        what = solve or default
+        if rho is not None:
+            if epsilon is not None or delta is not None or alpha is not None:
+                raise CLIError("give one target: --epsilon/--delta, --rho, or --alpha/--epsilon", EXIT_USER)
+            target: Any = ZCDP(rho)
+        elif alpha is not None:
+            if epsilon is None:
+                raise CLIError("an RDP target needs --alpha and --epsilon", EXIT_USER)
+            target = RDP.from_point(alpha, epsilon)
+        elif epsilon is not None and delta is not None:
+            target = ApproxDP(epsilon, delta)
+        elif epsilon is not None:
+            raise CLIError("an (ε, δ) target needs --delta (or give --rho, or --alpha for an RDP target)", EXIT_USER)
+        else:
+            raise CLIError("give a target: --epsilon E --delta D, --rho R, or --alpha A --epsilon E", EXIT_USER)
+
+        base = {"sigma": sigma, "scale": scale, "epsilon": mech_epsilon, "k": k, "sensitivity": sensitivity}
+        if what.value in ("sigma", "scale", "epsilon") and base.get(what.value) is not None:
+            raise CLIError(f"--{what.value if what.value != 'epsilon' else 'mech-epsilon'} is being solved for; "
+                           "do not give it", EXIT_USER)
+        if what is Solve.rate and rate is not None:
+            raise CLIError("--rate is being solved for; do not give it", EXIT_USER)
+        if what is Solve.steps and steps != 1:
+            raise CLIError("--steps is being solved for; do not give it", EXIT_USER)
+        check_delta = delta if delta is not None else 1e-5
+
+        def make(x: float) -> Any:
+            params = dict(base)
+            n, q = steps, rate
+            if what is Solve.steps:
+                n = int(x)
+            elif what is Solve.rate:
+                q = float(x)
+            else:
+                params[what.value] = float(x)
+            pipe = _build(mechanism, params, n, q, sampling, check_delta)
+            return compose(*pipe.items())
+
+        kwargs: dict[str, Any] = {}
+        if what is Solve.rate:
+            kwargs["bounds"] = (1e-12, 1.0)
+        elif what is Solve.steps:
+            kwargs["integer"] = True
+            kwargs["bounds"] = (1, 10**9)
+        with DelayedProgress(f"calibrating {what.value}"):
+            res = lib_calibrate(make, target, **kwargs)
+        value = float(res.value)
+        achieved = res.achieved
+        summary = _achieved(achieved, target)
+        if json_:
+            print_json({"parameter": what.value, "value": int(value) if what is Solve.steps else value,
+                        "target": repr(target), "achieved": summary, "mechanism": mechanism.value,
+                        "steps": steps if what is not Solve.steps else int(value), "rate": rate})
+            return
+        c = console()
+        shown = f"{int(value):,}" if what is Solve.steps else _fmt_param(what, value)
+        from rich.markup import escape
+
+        c.print(f"[bold]{what.value} = [green]{shown}[/green][/bold]  meets {escape(repr(target))}")
+        c.print(f"achieved: {summary['text']}", markup=False)
+
+
+def _fmt_param(what: Solve, value: float) -> str:
+    from ._format import fmt_down
+
+    # More noise (σ, scale) is the safe side: round σ/scale up; ε, rate down.
+    return fmt_up(value, 6) if what in (Solve.sigma, Solve.scale) else fmt_down(value, 6)
+
+
+def _achieved(g: Any, target: Any) -> dict[str, Any]:
+    from renyi.definitions import RDP, ZCDP, ApproxDP
+
+    if isinstance(target, ApproxDP):
+        same = isinstance(g, ApproxDP) and float(g.delta) == float(target.delta)
+        e = float(g.epsilon) if same else g.epsilon(float(target.delta))
+        return {"epsilon": e, "delta": float(target.delta), "text": f"ε = {fmt_up(e)} at δ = {fmt_num(target.delta)}"}
+    if isinstance(target, ZCDP):
+        rho = g.to_zcdp().rho
+        return {"rho": rho, "text": f"ρ = {fmt_up(rho)}"}
+    if isinstance(target, RDP):
+        a = float(target.orders[0]) if target.orders else math.nan
+        e = float(g.rdp(a))
+        return {"alpha": a, "epsilon": e, "text": f"ε({fmt_num(a)}) = {fmt_up(e)}"}
+    return {"text": repr(g)}

@@ -1,0 +1,137 @@
+"""``renyi report``: the privacy report of a pipeline file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ._common import DelayedProgress, console, print_json, user_errors
+from ._format import fmt_down, fmt_num, fmt_pct, fmt_up
+
+
+def report(
+    pipeline: Annotated[Path, typer.Argument(help="Pipeline file (TOML, or JSON with the same keys).",
+                                             show_default=False)],
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+    plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE",
+                                                 help="Also draw the report (PNG or SVG, by suffix).")] = None,
+    delta: Annotated[Optional[float], typer.Option(help="Report ε at this δ instead of the file's.")] = None,
+) -> None:
+    """Total ε of a pipeline, through every definition, with each mechanism's share.
+
+    Prints the best ε at the pipeline's δ (with the method and witness order), the same
+    through exact/GDP, RDP, zCDP and plain (ε, δ) composition, each mechanism's share of
+    the spend and its sampling assumption, and whether the budget holds. Every printed ε is
+    rounded up.
+
+    Examples:
+
+        renyi report examples/dpsgd.toml
+
+        renyi report examples/census.toml --json
+
+        renyi report examples/mixed.toml --plot mixed.png
+    """
+    with user_errors():
+        from renyi.pipeline import load_pipeline
+        from renyi.report import compute_report
+
+        p = load_pipeline(pipeline)
+        with DelayedProgress("computing report", total=7) as step:
+            r = compute_report(p, delta=delta, progress=step)
+        if plot is not None:
+            from ._plotting import save_figure
+
+            with DelayedProgress("drawing"):
+                save_figure("report", plot, report=r)
+        if json_:
+            out = r.to_dict()
+            if plot is not None:
+                out["plot"] = str(plot)
+            print_json(out)
+        else:
+            render_report(r, plot)
+
+
+def _alpha(a: Any) -> str:
+    if a is None:
+        return "–"
+    return "∞" if a == float("inf") else f"{a:.4g}"
+
+
+def render_report(r: Any, plot: Path | None = None) -> None:
+    """Render a :class:`renyi.report.Report` for people (rich tables)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    c = console()
+    head = Text()
+    head.append("renyi report", style="bold")
+    head.append(f" · {r.source}")
+    if r.title:
+        head.append(f" · {r.title}", style="italic")
+    c.print(head)
+    line = Text()
+    line.append("ε ≤ ", style="bold")
+    line.append(fmt_up(r.epsilon), style="bold green")
+    line.append(f"  at δ = {fmt_num(r.delta)}")
+    best = r.route_by_key(r.route)
+    line.append(f"   best: {best.title} — {r.method}")
+    if r.witness is not None:
+        line.append(f", witness α = {_alpha(r.witness)}")
+    c.print(line)
+    c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
+
+    t = Table(title="The same pipeline through each definition", title_justify="left", show_lines=False)
+    t.add_column("definition")
+    t.add_column("ε", justify="right")
+    t.add_column("× best", justify="right")
+    t.add_column("α", justify="right")
+    t.add_column("method")
+    for route in r.routes:
+        if not route.applicable:
+            t.add_row(route.title, "n/a", "", "", Text(route.note, style="dim"))
+            continue
+        ratio = route.epsilon / r.epsilon if r.epsilon > 0 else float("nan")
+        style = "bold green" if route.key == r.route else ""
+        note = route.method
+        t.add_row(Text(route.title, style=style), Text(fmt_up(route.epsilon), style=style),
+                  "" if ratio != ratio else f"{ratio:.2f}", _alpha(route.witness), Text(note))
+    c.print(t)
+
+    m = Table(title=f"Mechanisms (share of the RDP curve at α* = {_alpha(r.rdp_witness)})", title_justify="left")
+    m.add_column("name")
+    m.add_column("mechanism")
+    m.add_column("runs", justify="right")
+    m.add_column("sampling / neighbours")
+    m.add_column("share of ε(α*)", justify="right")
+    m.add_column("share of ρ", justify="right")
+    m.add_column("ε alone", justify="right")
+    for s in r.shares:
+        m.add_row(Text(s.name), Text(s.mechanism), f"{s.count:,}", Text(s.assumption), fmt_pct(s.rdp_share),
+                  "–" if s.rho_share is None else fmt_pct(s.rho_share), fmt_up(s.epsilon_alone))
+    c.print(m)
+
+    b = r.budget
+    if b is not None:
+        status = Text("budget: ", style="bold")
+        if b.kind == "rho":
+            status.append(f"ρ ≤ {fmt_num(b.limit)}: spent ρ = {fmt_up(b.spent)} — ")
+        else:
+            status.append(f"ε ≤ {fmt_num(b.limit)} at δ = {fmt_num(b.delta)}: spent ε = {fmt_up(b.spent)} — ")
+        if b.holds:
+            status.append("holds", style="bold green")
+            status.append(f", remaining {fmt_down(b.remaining)}")
+        else:
+            status.append("EXCEEDED", style="bold red")
+            if b.remaining != float("-inf"):
+                status.append(f" by {fmt_up(-b.remaining)}")
+        if b.note:
+            status.append(f" ({b.note})")
+        c.print(status)
+    for w in r.warnings:
+        c.print(Text(f"warning: {w}", style="yellow"))
+    if plot is not None:
+        c.print(Text(f"plot written to {plot}", style="dim"))

@@ -1,0 +1,499 @@
+"""Pipeline files: a privacy pipeline described in TOML (or JSON) for ``renyi report``.
+
+A pipeline is a list of mechanisms, each run ``count`` times, possibly on a random subsample,
+plus the δ at which ε is reported and an optional budget (format: ``docs/cli/report.md``)::
+
+    [privacy]
+    delta = 1e-5
+    budget = { epsilon = 8.0, delta = 1e-5 }     # or { rho = 0.5 }
+
+    [[mechanism]]
+    name = "dp-sgd"
+    type = "gaussian"
+    sigma = 1.1
+    sampling = { scheme = "poisson", rate = 0.004 }   # or batch_size + dataset_size
+    count = 15000
+
+This module only *parses*: every number is validated by the mechanism or guarantee it builds,
+so a bad value gives the library's own :class:`~renyi.errors.DomainError` message, prefixed
+with the mechanism's name. Every problem with a file is a :class:`PipelineError` whose message
+is one readable line.
+
+    >>> p = parse_pipeline({"privacy": {"delta": 1e-5},
+    ...                     "mechanism": [{"name": "q", "type": "gaussian", "sigma": 2.0, "count": 3}]})
+    >>> [(e.name, e.mechanism, e.count) for e in p.entries]
+    [('q', Gaussian(sigma=2.0, sensitivity=1.0, neighbouring='add_remove'), 3)]
+    >>> p.delta
+    1e-05
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import DomainError
+
+__all__ = [
+    "PipelineError",
+    "Pipeline",
+    "Entry",
+    "Budget",
+    "Sampling",
+    "MECHANISM_TYPES",
+    "load_pipeline",
+    "parse_pipeline",
+    "build_mechanism",
+]
+
+
+class PipelineError(DomainError):
+    """A pipeline file cannot be read or describes an invalid pipeline (one-line message)."""
+
+
+# --------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """How a mechanism's input is subsampled.
+
+    Attributes:
+        scheme: ``"poisson"`` (each record kept independently; add/remove neighbours) or
+            ``"without_replacement"`` (fixed-size batches; replace-one neighbours).
+        rate: the sampling rate q ∈ [0, 1].
+    """
+
+    scheme: str
+    rate: float
+
+    @property
+    def assumption(self) -> str:
+        """The sampling assumption in words, as printed in every report."""
+        if self.scheme == "poisson":
+            return "Poisson sampling, add/remove neighbours"
+        return "sampling without replacement (fixed-size batches), replace-one neighbours"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of the pipeline: ``mechanism`` (subsampling already applied) run ``count`` times."""
+
+    name: str
+    type: str
+    mechanism: Any
+    count: int
+    base: Any = None
+    sampling: Sampling | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __iter__(self):
+        """Unpack as ``(name, mechanism, count)``."""
+        return iter((self.name, self.mechanism, self.count))
+
+    @property
+    def assumption(self) -> str:
+        """The neighbouring/sampling assumption of this entry, in words."""
+        if self.sampling is not None:
+            return self.sampling.assumption
+        neighbouring = getattr(self.mechanism, "neighbouring", None)
+        if neighbouring == "replace_one":
+            return "no subsampling, replace-one neighbours"
+        if neighbouring == "add_remove":
+            return "no subsampling, add/remove neighbours"
+        return "no subsampling"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A privacy budget: (ε, δ) (``rho`` None) or ρ-zCDP (``epsilon`` None)."""
+
+    epsilon: float | None = None
+    delta: float | None = None
+    rho: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """A parsed pipeline: its entries, the reporting δ and an optional budget."""
+
+    entries: tuple[Entry, ...]
+    delta: float
+    budget: Budget | None = None
+    source: str = "<pipeline>"
+    title: str = ""
+
+    def items(self) -> list[tuple[Any, int]]:
+        """``[(mechanism, count), ...]``, ready for :func:`renyi.compose`."""
+        return [(e.mechanism, e.count) for e in self.entries]
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+# --------------------------------------------------------------------------------------
+# Mechanism types
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Param:
+    kind: str  # "real" | "int" | "str" | "reals"
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    build: Callable[[dict[str, Any]], Any]
+    params: dict[str, _Param]
+    doc: str
+    one_of: tuple[str, ...] = ()  # exactly one of these keys must be present
+
+
+def _mech(family: str, cls: str) -> Callable[[dict[str, Any]], Any]:
+    def build(kw: dict[str, Any]) -> Any:
+        import importlib
+
+        for module in ("renyi.mechanisms", f"renyi.mechanisms.{family}"):
+            try:
+                klass = getattr(importlib.import_module(module), cls)
+                break
+            except (ImportError, AttributeError):
+                continue
+        else:
+            raise PipelineError(f"{cls} is not available in this version of renyi")
+        return klass(**kw)
+
+    return build
+
+
+def _guarantee(cls: str) -> Callable[[dict[str, Any]], Any]:
+    def build(kw: dict[str, Any]) -> Any:
+        from . import definitions
+
+        return getattr(definitions, cls)(**kw)
+
+    return build
+
+
+def _randomized_response(kw: dict[str, Any]) -> Any:
+    try:
+        from .mechanisms.randomized_response import RandomizedResponse
+    except ImportError:
+        raise PipelineError("RandomizedResponse is not available in this version of renyi") from None
+    if "p" in kw:
+        return RandomizedResponse.from_truth_probability(kw["p"], kw.get("k", 2))
+    return RandomizedResponse(kw["epsilon"], kw.get("k", 2))
+
+
+def _rdp_points(kw: dict[str, Any]) -> Any:
+    from .definitions import RDP
+
+    if "alpha" in kw:
+        return RDP.from_point(kw["alpha"], kw["epsilon"])
+    if "orders" not in kw or "epsilons" not in kw:
+        raise KeyError("orders")
+    return RDP.from_points(kw["orders"], kw["epsilons"])
+
+
+_R, _RR = _Param("real"), _Param("real", required=True)
+_NB = _Param("str")
+
+#: Every mechanism type a pipeline may use, with its parameters.
+MECHANISM_TYPES: dict[str, _Spec] = {
+    "gaussian": _Spec(_mech("gaussian", "Gaussian"), {"sigma": _RR, "sensitivity": _R, "neighbouring": _NB},
+                      "Gaussian noise, ℓ₂ sensitivity"),
+    "laplace": _Spec(_mech("laplace", "Laplace"), {"scale": _RR, "sensitivity": _R, "neighbouring": _NB},
+                     "Laplace noise, ℓ₁ sensitivity"),
+    "randomized_response": _Spec(
+        _randomized_response,
+        {"epsilon": _R, "p": _R, "k": _Param("int")},
+        "randomized response (binary or k-ary), by ε or by the truth probability p",
+        one_of=("epsilon", "p"),
+    ),
+    "discrete_gaussian": _Spec(_mech("discrete_gaussian", "DiscreteGaussian"),
+                               {"sigma": _RR, "sensitivity": _R, "neighbouring": _NB},
+                               "discrete Gaussian on ℤ (CKS20)"),
+    "discrete_laplace": _Spec(_mech("discrete_laplace", "DiscreteLaplace"),
+                              {"scale": _RR, "sensitivity": _R, "neighbouring": _NB},
+                              "discrete Laplace on ℤ"),
+    "exponential": _Spec(_mech("exponential", "ExponentialMechanism"),
+                         {"epsilon": _RR, "sensitivity": _R, "monotone": _Param("bool"), "neighbouring": _NB},
+                         "exponential mechanism (selection); bounded range ε²/8-zCDP"),
+    "pure_dp": _Spec(_guarantee("PureDP"), {"epsilon": _RR}, "any ε-DP mechanism"),
+    "approx_dp": _Spec(_guarantee("ApproxDP"), {"epsilon": _RR, "delta": _RR},
+                       "any (ε, δ)-DP mechanism (e.g. propose-test-release)"),
+    "zcdp": _Spec(_guarantee("ZCDP"), {"rho": _RR, "xi": _R}, "any ρ-zCDP mechanism"),
+    "gdp": _Spec(_guarantee("GDP"), {"mu": _RR}, "any μ-GDP mechanism"),
+    "rdp": _Spec(_rdp_points, {"alpha": _R, "epsilon": _R, "orders": _Param("reals"), "epsilons": _Param("reals")},
+                 "an RDP guarantee: one point (alpha, epsilon) or lists orders/epsilons"),
+}
+
+_COMMON_KEYS = ("name", "type", "count", "sampling")
+SAMPLING_SCHEMES = ("poisson", "without_replacement")
+
+
+def _canon(word: str) -> str:
+    return word.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+_ALIASES = {
+    "exponential_mechanism": "exponential",
+    "rr": "randomized_response",
+    "pure": "pure_dp",
+    "approx": "approx_dp",
+    "approximate_dp": "approx_dp",
+}
+
+
+def _type_name(v: Any) -> str:
+    return {str: "a string", bool: "a boolean", int: "an integer", float: "a number",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _check_type(where: str, key: str, value: Any, kind: str) -> Any:
+    ok: bool
+    if kind == "real":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        want = "a number"
+    elif kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool) or (
+            isinstance(value, float) and value.is_integer())
+        want = "an integer"
+    elif kind == "str":
+        ok = isinstance(value, str)
+        want = "a string"
+    elif kind == "bool":
+        ok = isinstance(value, bool)
+        want = "true or false"
+    else:  # reals
+        ok = isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        want = "a list of numbers"
+    if not ok:
+        raise PipelineError(f"{where}: {key} must be {want}; got {_type_name(value)} {value!r}")
+    if kind == "int":
+        return int(value)
+    return value
+
+
+def build_mechanism(type_: str, params: Mapping[str, Any], *, where: str = "mechanism") -> Any:
+    """Build the mechanism (or guarantee) of one pipeline entry from its type and parameters.
+
+    Raises:
+        PipelineError: unknown type, unknown/missing key, wrong type or out-of-range value;
+            the message starts with ``where``.
+    """
+    if not isinstance(type_, str):
+        raise PipelineError(f"{where}: type must be a string; got {_type_name(type_)} {type_!r}")
+    t = _canon(type_)
+    t = _ALIASES.get(t, t)
+    spec = MECHANISM_TYPES.get(t)
+    if spec is None:
+        known = ", ".join(MECHANISM_TYPES)
+        raise PipelineError(f"{where}: unknown mechanism type {type_!r}; known types: {known}")
+    kw: dict[str, Any] = {}
+    for key, value in params.items():
+        p = spec.params.get(key)
+        if p is None:
+            raise PipelineError(
+                f"{where}: unknown key {key!r} for type {t!r}; expected one of: "
+                f"{', '.join(list(spec.params) + list(_COMMON_KEYS))}")
+        kw[key] = _check_type(where, key, value, p.kind)
+    for key, p in spec.params.items():
+        if p.required and key not in kw:
+            raise PipelineError(f"{where}: missing required key {key!r} for type {t!r}")
+    if spec.one_of and sum(k in kw for k in spec.one_of) != 1:
+        raise PipelineError(f"{where}: give exactly one of {', '.join(map(repr, spec.one_of))} for type {t!r}")
+    try:
+        return spec.build(kw)
+    except PipelineError as e:
+        raise PipelineError(f"{where}: {e}") from None
+    except KeyError as e:
+        raise PipelineError(f"{where}: missing required key {e.args[0]!r} for type {t!r}") from None
+    except (DomainError, TypeError, ValueError) as e:
+        raise PipelineError(f"{where}: {e}") from None
+
+
+def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
+    if not isinstance(raw, Mapping):
+        raise PipelineError(f"{where}: sampling must be a table like {{ scheme = \"poisson\", rate = 0.01 }}; "
+                            f"got {_type_name(raw)} {raw!r}")
+    allowed = ("scheme", "rate", "batch_size", "dataset_size")
+    for key in raw:
+        if key not in allowed:
+            raise PipelineError(f"{where}: unknown sampling key {key!r}; expected one of: {', '.join(allowed)}")
+    scheme = raw.get("scheme", "poisson")
+    if not isinstance(scheme, str) or _canon(scheme) not in SAMPLING_SCHEMES:
+        raise PipelineError(f"{where}: sampling scheme must be one of {', '.join(SAMPLING_SCHEMES)}; got {scheme!r}")
+    scheme = _canon(scheme)
+    if "rate" in raw:
+        if "batch_size" in raw or "dataset_size" in raw:
+            raise PipelineError(f"{where}: give the sampling rate or batch_size and dataset_size, not both")
+        rate = _check_type(where, "sampling.rate", raw["rate"], "real")
+    elif "batch_size" in raw and "dataset_size" in raw:
+        b = _check_type(where, "sampling.batch_size", raw["batch_size"], "int")
+        n = _check_type(where, "sampling.dataset_size", raw["dataset_size"], "int")
+        if n < 1 or b < 0 or b > n:
+            raise PipelineError(f"{where}: sampling needs 0 <= batch_size <= dataset_size and dataset_size >= 1; "
+                                f"got batch_size={b}, dataset_size={n}")
+        rate = b / n
+    else:
+        raise PipelineError(f"{where}: sampling needs a rate (or batch_size and dataset_size)")
+    if not (0.0 <= float(rate) <= 1.0) or math.isnan(rate):
+        raise PipelineError(f"{where}: sampling rate must be in [0, 1]; got {rate!r}")
+    try:
+        from . import subsampling
+    except ImportError:
+        raise PipelineError(f"{where}: subsampling is not available in this version of renyi") from None
+    cls = subsampling.PoissonSubsampled if scheme == "poisson" else subsampling.SubsampledWithoutReplacement
+    try:
+        sub = cls(mech, float(rate))
+    except (DomainError, TypeError, ValueError) as e:
+        raise PipelineError(f"{where}: {e}") from None
+    return sub, Sampling(scheme, float(rate))
+
+
+def _parse_entry(i: int, raw: Any, seen: set[str]) -> Entry:
+    if not isinstance(raw, Mapping):
+        raise PipelineError(f"mechanism #{i}: must be a table ([[mechanism]]); got {_type_name(raw)}")
+    name = raw.get("name", f"mechanism #{i}")
+    if not isinstance(name, str) or not name.strip():
+        raise PipelineError(f"mechanism #{i}: name must be a non-empty string; got {name!r}")
+    where = f"mechanism {name!r}"
+    if name in seen:
+        raise PipelineError(f"{where}: duplicate name (each mechanism needs its own name)")
+    seen.add(name)
+    if "type" not in raw:
+        raise PipelineError(f"{where}: missing required key 'type'; known types: {', '.join(MECHANISM_TYPES)}")
+    type_ = raw["type"]
+    count = _check_type(where, "count", raw.get("count", 1), "int")
+    if count < 1:
+        raise PipelineError(f"{where}: count must be an integer in [1, inf); got {count}")
+    params = {k: v for k, v in raw.items() if k not in _COMMON_KEYS}
+    mech = build_mechanism(type_, params, where=where)
+    base, sampling = mech, None
+    if "sampling" in raw:
+        mech, sampling = _apply_sampling(where, mech, raw["sampling"])
+    t = _ALIASES.get(_canon(type_), _canon(type_))
+    return Entry(name=name, type=t, mechanism=mech, count=count, base=base, sampling=sampling, params=params)
+
+
+def _parse_budget(raw: Any, delta: float | None) -> Budget:
+    if not isinstance(raw, Mapping):
+        raise PipelineError(f"privacy.budget must be a table like {{ epsilon = 8.0, delta = 1e-5 }}; got {raw!r}")
+    for key in raw:
+        if key not in ("epsilon", "delta", "rho"):
+            raise PipelineError(f"privacy.budget: unknown key {key!r}; expected epsilon and delta, or rho")
+    vals = {k: _check_type("privacy.budget", k, v, "real") for k, v in raw.items()}
+    if "rho" in vals:
+        if "epsilon" in vals:
+            raise PipelineError("privacy.budget: give either epsilon (and delta) or rho, not both")
+        if not vals["rho"] >= 0 or math.isinf(vals["rho"]):
+            raise PipelineError(f"privacy.budget: rho must be in [0, inf); got {vals['rho']!r}")
+        return Budget(rho=float(vals["rho"]))
+    if "epsilon" not in vals:
+        raise PipelineError("privacy.budget: needs epsilon (and delta) or rho")
+    eps = float(vals["epsilon"])
+    if not eps >= 0 or math.isinf(eps):
+        raise PipelineError(f"privacy.budget: epsilon must be in [0, inf); got {vals['epsilon']!r}")
+    bd = float(vals.get("delta", delta if delta is not None else 0.0))
+    if not 0.0 <= bd < 1.0:
+        raise PipelineError(f"privacy.budget: delta must be in [0, 1); got {vals.get('delta')!r}")
+    return Budget(epsilon=eps, delta=bd)
+
+
+def parse_pipeline(data: Mapping[str, Any], *, source: str = "<pipeline>") -> Pipeline:
+    """Build a :class:`Pipeline` from already-decoded TOML/JSON data.
+
+    Raises:
+        PipelineError: with a one-line message naming the mechanism and key at fault.
+    """
+    if not isinstance(data, Mapping):
+        raise PipelineError(f"a pipeline must be a table/object at top level; got {_type_name(data)}")
+    for key in data:
+        if key not in ("privacy", "mechanism", "title"):
+            raise PipelineError(f"unknown top-level key {key!r}; expected [privacy] and [[mechanism]] (and title)")
+    privacy = data.get("privacy", {})
+    if not isinstance(privacy, Mapping):
+        raise PipelineError(f"privacy must be a table ([privacy]); got {_type_name(privacy)}")
+    for key in privacy:
+        if key not in ("delta", "budget"):
+            raise PipelineError(f"privacy: unknown key {key!r}; expected delta and budget")
+    delta = privacy.get("delta")
+    if delta is not None:
+        delta = float(_check_type("privacy", "delta", delta, "real"))
+        if not 0.0 < delta < 1.0:
+            raise PipelineError(f"privacy: delta must be in (0, 1); got {privacy['delta']!r}")
+    budget = _parse_budget(privacy["budget"], delta) if "budget" in privacy else None
+    if delta is None:
+        if budget is not None and budget.delta:
+            delta = budget.delta
+        else:
+            raise PipelineError("privacy: missing required key 'delta' (the δ at which ε is reported)")
+    mechs = data.get("mechanism")
+    if mechs is None:
+        raise PipelineError("no mechanisms: add at least one [[mechanism]] table")
+    if isinstance(mechs, Mapping):
+        mechs = [mechs]
+    if not isinstance(mechs, list) or not mechs:
+        raise PipelineError("mechanism must be a non-empty list of tables ([[mechanism]])")
+    seen: set[str] = set()
+    entries = tuple(_parse_entry(i + 1, raw, seen) for i, raw in enumerate(mechs))
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise PipelineError(f"title must be a string; got {_type_name(title)}")
+    return Pipeline(entries=entries, delta=delta, budget=budget, source=source, title=title)
+
+
+def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:
+    """Read and parse a pipeline file: TOML, or JSON when the name ends in ``.json``.
+
+    Raises:
+        PipelineError: missing/unreadable file, syntax error (with its line number) or an
+            invalid pipeline.
+    """
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise PipelineError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise PipelineError(f"{p}: is a directory, not a pipeline file") from None
+    except OSError as e:
+        raise PipelineError(f"{p}: cannot read ({e.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PipelineError(f"{p}: not a UTF-8 text file") from None
+    if p.lower().endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise PipelineError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise PipelineError(f"{p}: TOML syntax error: {_toml_message(e)}") from None
+    try:
+        return parse_pipeline(data, source=p)
+    except PipelineError as e:
+        raise PipelineError(f"{p}: {e}") from None
+
+
+def _toml_message(e: Exception) -> str:
+    # tomllib says "Expected '=' after a key (at line 3, column 7)"; Python 3.14 adds
+    # lineno/colno attributes: use them when present, else keep the message as it is.
+    msg = str(e).splitlines()[0] if str(e) else "invalid TOML"
+    line = getattr(e, "lineno", None)
+    if line is not None and "line" not in msg:
+        msg = f"{msg} (at line {line}, column {getattr(e, 'colno', '?')})"
+    return msg

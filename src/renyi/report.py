@@ -1,0 +1,449 @@
+"""The privacy report of a pipeline, computed as data (the CLI renders it; no printing here).
+
+For the whole pipeline, :func:`compute_report` gives the total ε at the pipeline's δ with the
+best method and its witness order, and the same ε through each definition, so a reader sees
+what each analysis costs:
+
+- ``exact``: the Gaussian-DP composition, exact for pipelines of Gaussian mechanisms without
+  subsampling ([DRS19]; [BW18] Thm 8);
+- ``rdp``: the RDP curves add ([Mir17] Prop. 1) and convert with [CKS20] Prop. 12, the order
+  optimised continuously; ``rdp_classic`` is the same curve through [Mir17] Prop. 3;
+- ``zcdp``: the ρ's add ([BS16] Lemma 7) and convert with the best zCDP bound;
+- ``basic`` and ``advanced``: plain (ε, δ)-DP composition ([DR14] Thm 3.16, [DRV10] Thm III.3)
+  after converting each run to (ε, δ) — what one gets without RDP or zCDP.
+
+Every number is computed by the library (``renyi.compose``, the guarantees' ``best_epsilon``,
+``renyi.composition.advanced_composition``) and is a valid upper bound; the best is their
+minimum. The report also gives each mechanism's share of the spend (of the RDP curve at the
+witness order, and of ρ), its sampling assumption, and the budget's status.
+
+    >>> from renyi.pipeline import parse_pipeline
+    >>> p = parse_pipeline({"privacy": {"delta": 1e-5},
+    ...                     "mechanism": [{"name": "q", "type": "gaussian", "sigma": 20.0, "count": 1000}]})
+    >>> r = compute_report(p)
+    >>> r.method
+    'exact Gaussian (BW18 Thm 8 / GDP)'
+    >>> r.epsilon == renyi.compose((p.entries[0].mechanism, 1000)).epsilon(1e-5)
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import renyi
+
+from . import conversions as conv
+from .composition import advanced_composition, as_guarantee
+from .definitions import GDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
+from .errors import ConversionError, DomainError
+from .pipeline import Entry, Pipeline
+
+__all__ = ["Route", "Share", "BudgetStatus", "Report", "compute_report", "ROUTES", "total_guarantee",
+           "rdp_guarantee"]
+
+#: Route keys in display order, with their headings.
+ROUTES: dict[str, str] = {
+    "exact": "exact (Gaussian DP)",
+    "rdp": "RDP (CKS20, α optimised)",
+    "rdp_classic": "RDP (Mironov 2017 conversion)",
+    "zcdp": "zCDP",
+    "advanced": "(ε, δ)-DP, advanced composition",
+    "basic": "(ε, δ)-DP, basic composition",
+}
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """ε of the whole pipeline through one definition (``inf`` when it does not apply)."""
+
+    key: str
+    title: str
+    epsilon: float
+    method: str
+    witness: float | None = None
+    applicable: bool = True
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "epsilon": _j(self.epsilon), "method": self.method,
+                "witness": _j(self.witness), "applicable": self.applicable, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """One mechanism's part of the spend.
+
+    Attributes:
+        rdp: count·ε(α*) at the witness order α* of the RDP route (``inf`` if unbounded there).
+        rdp_share: ``rdp`` over the pipeline's total at α* (the shares sum to 1).
+        rho: count·ρ when the mechanism has a zCDP guarantee (else ``None``).
+        rho_share: ``rho`` over the total ρ (``None`` unless every mechanism has one).
+        epsilon_alone: ε at the pipeline's δ if this mechanism (all its runs) were run alone.
+    """
+
+    name: str
+    type: str
+    count: int
+    mechanism: str
+    assumption: str
+    rdp: float
+    rdp_share: float
+    rho: float | None
+    rho_share: float | None
+    epsilon_alone: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStatus:
+    """Whether the pipeline fits its budget.
+
+    ``kind`` is ``"epsilon"`` (an (ε, δ) budget: ``spent`` is the best ε at the budget's δ) or
+    ``"rho"`` (``spent`` is the total ρ). ``remaining`` = limit − spent (negative when exceeded).
+    """
+
+    kind: str
+    limit: float
+    delta: float | None
+    spent: float
+    remaining: float
+    holds: bool
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The report of a pipeline. ``epsilon`` is the best (smallest) valid ε at ``delta``."""
+
+    source: str
+    title: str
+    delta: float
+    epsilon: float
+    method: str
+    witness: float | None
+    route: str
+    routes: tuple[Route, ...]
+    shares: tuple[Share, ...]
+    budget: BudgetStatus | None
+    guarantee: str
+    rdp_witness: float | None
+    rho: float | None
+    warnings: tuple[str, ...] = ()
+    #: the composed guarantee and the composed RDP curve (for plots; not serialised)
+    total: Any = field(default=None, compare=False, repr=False)
+    curve: Any = field(default=None, compare=False, repr=False)
+    entries: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
+
+    def route_by_key(self, key: str) -> Route:
+        for r in self.routes:
+            if r.key == key:
+                return r
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as one JSON-ready object (``inf`` as the string ``"inf"``)."""
+        return {
+            "source": self.source,
+            "title": self.title,
+            "delta": self.delta,
+            "epsilon": _j(self.epsilon),
+            "method": self.method,
+            "witness": _j(self.witness),
+            "route": self.route,
+            "guarantee": self.guarantee,
+            "rdp_witness": _j(self.rdp_witness),
+            "rho": _j(self.rho),
+            "routes": [r.to_dict() for r in self.routes],
+            "mechanisms": [s.to_dict() for s in self.shares],
+            "budget": None if self.budget is None else self.budget.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def _j(x: Any) -> Any:
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+# --------------------------------------------------------------------------------------
+# Building blocks (each one library call)
+# --------------------------------------------------------------------------------------
+def total_guarantee(pipeline: Pipeline) -> Guarantee:
+    """The library's composition of the whole pipeline (``renyi.compose``)."""
+    return renyi.compose(*pipeline.items())
+
+
+def _as_curve(g: Guarantee) -> Guarantee:
+    """One run as an RDP curve, or as approximate RDP when it has a δ (theory §5.4)."""
+    if isinstance(g, (RDP, ApproxRDP)):
+        return g
+    if isinstance(g, ApproxDP):
+        if float(g.delta) == 0.0:
+            return conv.pure_dp_to_rdp(float(g.epsilon))
+        return ApproxRDP(conv.pure_dp_to_rdp(float(g.epsilon)), float(g.delta))
+    if isinstance(g, ApproxZCDP):
+        return ApproxRDP(ZCDP(g.rho, g.xi).to_rdp(), float(g.delta))
+    return g.to_rdp()
+
+
+def rdp_guarantee(pipeline: Pipeline) -> Guarantee:
+    """The pipeline's RDP curve (``RDP``, or ``ApproxRDP`` when a mechanism has a δ)."""
+    return renyi.compose(*[(_as_curve(as_guarantee(e.mechanism)), e.count) for e in pipeline.entries])
+
+
+def _plain_curve(g: Guarantee) -> RDP:
+    return g.curve if isinstance(g, ApproxRDP) else g  # type: ignore[return-value]
+
+
+def _zcdp_of(g: Guarantee) -> Guarantee:
+    if isinstance(g, ApproxDP) and float(g.delta) > 0:
+        return g.to_approx_zcdp()
+    if isinstance(g, ApproxZCDP):
+        return g
+    return g.to_zcdp()
+
+
+def _fixed_approx(g: Guarantee) -> tuple[float, float] | None:
+    """(ε, δ) of a guarantee that *is* an (ε, δ) statement with δ > 0."""
+    if isinstance(g, ApproxDP) and float(g.delta) > 0:
+        return float(g.epsilon), float(g.delta)
+    return None
+
+
+def _pure_eps(g: Guarantee) -> float:
+    try:
+        return float(g.rdp(math.inf))
+    except (ConversionError, DomainError):
+        return math.inf
+
+
+def _basic_route(pipeline: Pipeline, delta: float) -> Route:
+    gs = [as_guarantee(e.mechanism) for e in pipeline.entries]
+    fixed = [_fixed_approx(g) for g in gs]
+    pure = [_pure_eps(g) if f is None else math.inf for g, f in zip(gs, fixed)]
+    used = math.fsum(e.count * f[1] for e, f in zip(pipeline.entries, fixed) if f is not None)
+    rem = delta - used
+    needs = [e.count for e, f, p in zip(pipeline.entries, fixed, pure) if f is None and not math.isfinite(p)]
+    if rem <= 0:
+        return Route("basic", ROUTES["basic"], math.inf, "basic composition", applicable=False,
+                     note="the (ε, δ) mechanisms' own δ already exceeds the pipeline's δ")
+    run_delta = rem / sum(needs) if needs else 0.0
+    total = []
+    for e, g, f, p in zip(pipeline.entries, gs, fixed, pure):
+        if f is not None:
+            total.append(e.count * f[0])
+        elif math.isfinite(p):
+            total.append(e.count * p)
+        else:
+            total.append(e.count * g.epsilon(run_delta))
+    eps = conv.round_up(math.fsum(total))
+    note = "pure-DP mechanisms at δ = 0; the others at δ/N per run" if needs else "pure DP: ε adds"
+    return Route("basic", ROUTES["basic"], eps, "ε's of the runs add (DR14 Thm 3.16)", note=note)
+
+
+def _advanced_route(pipeline: Pipeline, delta: float) -> Route:
+    gs = [as_guarantee(e.mechanism) for e in pipeline.entries]
+    fixed = [_fixed_approx(g) for g in gs]
+    used = math.fsum(e.count * f[1] for e, f in zip(pipeline.entries, fixed) if f is not None)
+    rem = delta - used
+    m = sum(1 for f in fixed if f is None)
+    if rem <= 0:
+        return Route("advanced", ROUTES["advanced"], math.inf, "advanced composition", applicable=False,
+                     note="the (ε, δ) mechanisms' own δ already exceeds the pipeline's δ")
+    share = rem / m if m else 0.0
+    total = []
+    for e, g, f in zip(pipeline.entries, gs, fixed):
+        k = e.count
+        if f is not None:
+            total.append(k * f[0])
+            continue
+        p = _pure_eps(g)
+        cands = []
+        if math.isfinite(p):
+            cands.append(k * p)
+            cands.append(float(advanced_composition(p, 0.0, k, share).epsilon))
+        else:
+            cands.append(k * g.epsilon(share / k))
+            run = share / (2.0 * k)
+            cands.append(float(advanced_composition(g.epsilon(run), run, k, share / 2.0).epsilon))
+        total.append(min(cands))
+    eps = conv.round_up(math.fsum(total))
+    return Route("advanced", ROUTES["advanced"], eps,
+                 "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed",
+                 note="δ split evenly across mechanisms; within one, half for δ′ and half over the runs")
+
+
+# --------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------
+def compute_report(pipeline: Pipeline, *, delta: float | None = None,
+                   progress: Progress | None = None) -> Report:
+    """Compute the privacy report of ``pipeline`` at ``delta`` (default: the pipeline's δ).
+
+    Args:
+        pipeline: a parsed pipeline (:func:`renyi.pipeline.load_pipeline`).
+        delta: δ ∈ (0, 1) at which ε is reported.
+        progress: called with a short label before each step (for progress bars).
+
+    Returns:
+        A :class:`Report`; ``report.epsilon`` is the smallest of the valid ε's of its routes.
+    """
+    step = progress or (lambda label: None)
+    d = pipeline.delta if delta is None else float(delta)
+    entries = pipeline.entries
+    gs = [as_guarantee(e.mechanism) for e in entries]
+    warnings: list[str] = []
+
+    step("composing")
+    total = total_guarantee(pipeline)
+    routes: list[Route] = []
+
+    # exact: GDP composition of Gaussian mechanisms
+    if isinstance(total, GDP):
+        c = total.best_epsilon(d)
+        routes.append(Route("exact", ROUTES["exact"], c.value, c.method, c.witness,
+                            note=f"μ = {total.mu:.6g}; composition of Gaussians is exact in GDP"))
+    else:
+        routes.append(Route("exact", ROUTES["exact"], math.inf, "exact Gaussian (BW18 Thm 8 / GDP)",
+                            applicable=False,
+                            note="only for pipelines of Gaussian mechanisms without subsampling"))
+
+    step("RDP curve")
+    curve = rdp_guarantee(pipeline)
+    c = curve.best_epsilon(d)
+    routes.append(Route("rdp", ROUTES["rdp"], c.value, c.method, c.witness))
+    rdp_witness = c.witness
+    plain = _plain_curve(curve)
+    d_curve = d
+    if isinstance(curve, ApproxRDP):
+        da = float(curve.delta)
+        d_curve = (d - da) / (1.0 - da) if d > da else 0.0
+    if d_curve > 0:
+        cm = conv.rdp_to_approx_dp_mironov(plain, d_curve)
+        routes.append(Route("rdp_classic", ROUTES["rdp_classic"], cm.value, cm.method, cm.witness,
+                            note="ε(α) + log(1/δ)/(α − 1): the conversion of the first RDP accountants"))
+    else:
+        routes.append(Route("rdp_classic", ROUTES["rdp_classic"], math.inf, "Mir17 Prop. 3", applicable=False,
+                            note="δ of the (ε, δ) mechanisms exceeds the pipeline's δ"))
+
+    step("zCDP")
+    rho_total: float | None = None
+    entry_rho: list[float | None] = []
+    for e, g in zip(entries, gs):
+        try:
+            z = _zcdp_of(g)
+            entry_rho.append(e.count * z.rho if z.xi == 0.0 else None)
+        except ConversionError:
+            entry_rho.append(None)
+    try:
+        ztot = renyi.compose(*[(_zcdp_of(g), e.count) for e, g in zip(entries, gs)])
+        cz = ztot.best_epsilon(d)
+        rho_total = ztot.rho
+        xi = f", ξ = {ztot.xi:.6g}" if ztot.xi else ""
+        dz = f", δ = {float(ztot.delta):.3g} (approximate zCDP)" if isinstance(ztot, ApproxZCDP) else ""
+        routes.append(Route("zcdp", ROUTES["zcdp"], cz.value, cz.method, cz.witness,
+                            note=f"ρ = {ztot.rho:.6g}{xi}{dz}"))
+    except ConversionError:
+        missing = [e.name for e, r in zip(entries, entry_rho) if r is None]
+        routes.append(Route("zcdp", ROUTES["zcdp"], math.inf, "zCDP", applicable=False,
+                            note=f"no zCDP guarantee for: {', '.join(missing)} "
+                                 "(e.g. subsampled mechanisms have unbounded ρ)"))
+
+    step("advanced composition")
+    routes.append(_advanced_route(pipeline, d))
+    step("basic composition")
+    routes.append(_basic_route(pipeline, d))
+
+    valid = [r for r in routes if r.applicable]
+    best = min(valid, key=lambda r: r.epsilon)  # every route is a valid bound: the min is too
+
+    step("shares")
+    alpha = rdp_witness if rdp_witness is not None else 32.0
+    per = []
+    for e, g in zip(entries, gs):
+        cg = _plain_curve(_as_curve(g))
+        per.append(e.count * float(cg.rdp(alpha)))
+    tot = math.fsum(per)
+    shares = []
+    all_rho = all(r is not None for r in entry_rho) and rho_total
+    for e, g, v, r in zip(entries, gs, per, entry_rho):
+        alone = renyi.compose((e.mechanism, e.count)).epsilon(d)
+        shares.append(Share(
+            name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
+            rdp=v, rdp_share=_share(v, tot, per),
+            rho=r, rho_share=(r / rho_total if all_rho and r is not None else None),
+            epsilon_alone=alone))
+
+    schemes = {e.sampling.scheme for e in entries if e.sampling is not None}
+    relations = {getattr(e.mechanism, "neighbouring", None) for e in entries} - {None}
+    if len(schemes) > 1 or len(relations) > 1:
+        warnings.append("the pipeline mixes neighbouring relations (add/remove and replace-one); "
+                        "their guarantees do not compose directly: state every mechanism under one relation")
+
+    step("budget")
+    status = _budget_status(pipeline, d, best.epsilon, total, curve, rho_total, routes)
+
+    return Report(
+        source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
+        witness=best.witness, route=best.key, routes=tuple(routes), shares=tuple(shares), budget=status,
+        guarantee=repr(total), rdp_witness=rdp_witness, rho=rho_total, warnings=tuple(warnings),
+        total=total, curve=curve, entries=entries,
+    )
+
+
+def describe(entry: Entry) -> str:
+    """A short description of an entry's mechanism, e.g. ``gaussian(sigma=1.1, q=0.004267)``."""
+    parts = [f"{k}={_short(v)}" for k, v in entry.params.items() if k != "neighbouring"]
+    if entry.sampling is not None:
+        parts.append(f"q={entry.sampling.rate:.4g}")
+    return f"{entry.type}({', '.join(parts)})"
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_short(x) for x in v) + "]"
+    return str(v)
+
+
+def _share(v: float, tot: float, per: list[float]) -> float:
+    if tot == 0.0:
+        return 0.0
+    if math.isfinite(tot):
+        return v / tot
+    n_inf = sum(1 for x in per if math.isinf(x))
+    return 1.0 / n_inf if math.isinf(v) else 0.0
+
+
+def _budget_status(pipeline: Pipeline, delta: float, best: float, total: Guarantee, curve: Guarantee,
+                   rho_total: float | None, routes: list[Route]) -> BudgetStatus | None:
+    b = pipeline.budget
+    if b is None:
+        return None
+    if b.rho is not None:
+        if rho_total is None:
+            return BudgetStatus("rho", b.rho, None, math.inf, -math.inf, False,
+                                note="the pipeline has no zCDP guarantee, so a ρ budget cannot hold")
+        return BudgetStatus("rho", b.rho, None, rho_total, b.rho - rho_total, rho_total <= b.rho)
+    bd = b.delta if b.delta is not None else delta
+    assert b.epsilon is not None
+    if bd == delta:
+        spent = best
+    elif bd == 0.0:
+        spent = min(_pure_eps(total), _pure_eps(curve))
+    else:
+        spent = min(total.epsilon(bd), curve.epsilon(bd))
+    return BudgetStatus("epsilon", b.epsilon, bd, spent, b.epsilon - spent, spent <= b.epsilon)

@@ -287,3 +287,16 @@ def test_large_order_rdp():
     assert float(ZCDP(1e-3).rdp(1e6)) == pytest.approx(1e3)
     assert float(ZCDP(1e-3).rdp(np.inf)) == math.inf
     assert float(ZCDP(0.0, xi=0.2).rdp(np.inf)) == 0.2
+
+
+def test_compose_counts_convert_each_run_first():
+    """k × ε-DP mixed with zCDP enters as k·ε·tanh(ε/2), not (kε)·tanh(kε/2)."""
+    total = renyi.compose((PureDP(0.1), 10), ZCDP(0.01))
+    assert total.rho == pytest.approx(10 * 0.1 * math.tanh(0.05) + 0.01, rel=1e-12)
+    approx = renyi.compose((ApproxDP(0.1, 1e-7), 10), ZCDP(0.01))
+    assert approx.rho == pytest.approx(total.rho, rel=1e-12)
+    assert approx.delta == pytest.approx(1 - (1 - 1e-7) ** 10, rel=1e-9)
+
+
+def test_approx_dp_epsilon_at_own_delta_is_exact():
+    assert ApproxDP(2.0, 1e-5).epsilon(1e-5) == 2.0

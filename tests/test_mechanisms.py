@@ -612,3 +612,16 @@ def test_public_exports():
     for n in ("Laplace", "RandomizedResponse", "DiscreteGaussian", "DiscreteLaplace", "ExponentialMechanism",
               "ProposeTestRelease", "ptr_mode", "calibrate", "Calibration"):
         assert n in renyi.__all__ and hasattr(renyi, n)
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_randomized_response_privacy_loss_matches_curve_and_profile(k):
+    """The PLRV of k-ary RR reproduces its exact RDP curve and its exact (ε, δ) profile."""
+    from renyi.mechanisms import RandomizedResponse
+
+    rr = RandomizedResponse(1.3, k=k)
+    loss = rr.privacy_loss()
+    for a in [1.5, 2.0, 8.0]:
+        assert float(loss.renyi_divergence(a)) == pytest.approx(float(rr.rdp(a)), rel=1e-9)
+    for e in [0.0, 0.4, 1.0]:
+        assert loss.delta(e) == pytest.approx(rr.delta(e), rel=1e-9, abs=1e-15)

@@ -6,71 +6,109 @@ durable ledger. Every number renyi returns is a valid upper bound on the privacy
     >>> import renyi
     >>> renyi.ZCDP(rho=0.5).epsilon(1e-5) <= 4.7284
     True
+
+Names are imported lazily (PEP 562) so that ``renyi --help`` starts without numpy/scipy.
 """
 
 from __future__ import annotations
 
-from ._version import __version__
-from .accountant import Accountant, AccountantReport, Spend
-from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
-from .composition import compose
-from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
-from .errors import (
-    BudgetExceededError,
-    ConversionError,
-    DomainError,
-    LedgerError,
-    RenyiError,
-    RenyiNumericalWarning,
-)
-from .ledger import MemoryLedger, SQLiteLedger
-from .mechanisms import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    ExponentialMechanism,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    ProposeTestRelease,
-    RandomizedResponse,
-    ptr_mode,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "__version__",
-    "Accountant",
-    "AccountantReport",
-    "Spend",
-    "MemoryLedger",
-    "SQLiteLedger",
-    "compose",
-    "calibrate",
-    "Calibration",
-    "calibrate_gaussian",
-    "calibrate_laplace",
-    "Mechanism",
-    "Gaussian",
-    "Laplace",
-    "RandomizedResponse",
-    "DiscreteGaussian",
-    "DiscreteLaplace",
-    "ExponentialMechanism",
-    "ProposeTestRelease",
-    "ptr_mode",
-    "Guarantee",
-    "Conversion",
-    "PureDP",
-    "ApproxDP",
-    "RDP",
-    "ApproxRDP",
-    "ZCDP",
-    "ApproxZCDP",
-    "MCDP",
-    "GDP",
-    "RenyiError",
-    "DomainError",
-    "ConversionError",
-    "BudgetExceededError",
-    "LedgerError",
-    "RenyiNumericalWarning",
-]
+from ._version import __version__
+
+# public name -> the module that owns it
+_EXPORTS: dict[str, str] = {
+    # guarantee values
+    "Guarantee": ".definitions",
+    "Conversion": ".definitions",
+    "PureDP": ".definitions",
+    "ApproxDP": ".definitions",
+    "RDP": ".definitions",
+    "ApproxRDP": ".definitions",
+    "ZCDP": ".definitions",
+    "ApproxZCDP": ".definitions",
+    "MCDP": ".definitions",
+    "GDP": ".definitions",
+    "compose": ".composition",
+    # mechanisms and transformers
+    "Mechanism": ".mechanisms",
+    "Gaussian": ".mechanisms",
+    "Laplace": ".mechanisms",
+    "RandomizedResponse": ".mechanisms",
+    "DiscreteGaussian": ".mechanisms",
+    "DiscreteLaplace": ".mechanisms",
+    "ExponentialMechanism": ".mechanisms",
+    "ProposeTestRelease": ".mechanisms",
+    "ptr_mode": ".mechanisms",
+    "PoissonSubsampled": ".subsampling",
+    "SubsampledWithoutReplacement": ".subsampling",
+    # divergences and the privacy loss
+    "renyi_divergence": ".divergences",
+    "PrivacyLoss": ".plrv",
+    "power_means": ".plrv",
+    "check_rdp": ".plrv",
+    "check_zcdp": ".plrv",
+    # calibration and accounting
+    "calibrate": ".calibration",
+    "Calibration": ".calibration",
+    "calibrate_gaussian": ".calibration",
+    "calibrate_laplace": ".calibration",
+    "Accountant": ".accountant",
+    "AccountantReport": ".accountant",
+    "Spend": ".accountant",
+    "MemoryLedger": ".ledger",
+    "SQLiteLedger": ".ledger",
+    # errors
+    "RenyiError": ".errors",
+    "DomainError": ".errors",
+    "ConversionError": ".errors",
+    "BudgetExceededError": ".errors",
+    "LedgerError": ".errors",
+    "RenyiNumericalWarning": ".errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'renyi' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .accountant import Accountant, AccountantReport, Spend
+    from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
+    from .composition import compose
+    from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+    from .divergences import renyi_divergence
+    from .errors import (
+        BudgetExceededError,
+        ConversionError,
+        DomainError,
+        LedgerError,
+        RenyiError,
+        RenyiNumericalWarning,
+    )
+    from .ledger import MemoryLedger, SQLiteLedger
+    from .mechanisms import (
+        DiscreteGaussian,
+        DiscreteLaplace,
+        ExponentialMechanism,
+        Gaussian,
+        Laplace,
+        Mechanism,
+        ProposeTestRelease,
+        RandomizedResponse,
+        ptr_mode,
+    )
+    from .plrv import PrivacyLoss, check_rdp, check_zcdp, power_means
+    from .subsampling import PoissonSubsampled, SubsampledWithoutReplacement

@@ -57,23 +57,26 @@ def as_guarantee(item: Any) -> Guarantee:
     raise TypeError(f"cannot compose {type(item).__name__}: expected a guarantee or a mechanism")
 
 
-def _expand(items: tuple[Any, ...]) -> list[Guarantee]:
-    out: list[Guarantee] = []
+def _expand(items: tuple[Any, ...]) -> list[tuple[Guarantee, int]]:
+    """(per-run guarantee, count) pairs: counts are applied only after each run has been
+    converted to the result's definition, which keeps e.g. k × ε-DP at k·ε·tanh(ε/2) as zCDP
+    rather than (kε)·tanh(kε/2)."""
+    out: list[tuple[Guarantee, int]] = []
     for it in items:
         if isinstance(it, tuple) and len(it) == 2 and not isinstance(it[0], (int, float)):
             g, k = it
-            out.append(as_guarantee(g).compose(check_int("count", k)))
+            out.append((as_guarantee(g), check_int("count", k)))
         elif isinstance(it, (list, tuple)):
             out.extend(_expand(tuple(it)))
         else:
-            out.append(as_guarantee(it))
+            out.append((as_guarantee(it), 1))
     return out
 
 
-def _combined_delta(deltas: list[float]) -> float:
-    # 1 − Π(1 − δ_i) ([BS16] §8; theory §5.3), computed without cancellation.
-    s = math.fsum(math.log1p(-d) for d in deltas if d > 0)
-    return conv.round_up(-math.expm1(s)) if s < 0 else 0.0
+def _combined_delta(deltas: list[tuple[float, int]]) -> float:
+    # 1 − Π(1 − δ_i)^{k_i} ([BS16] §8; theory §5.3), computed without cancellation.
+    s = math.fsum(k * math.log1p(-d) for d, k in deltas if d > 0)
+    return min(conv.round_up(-math.expm1(s)), math.nextafter(1.0, 0.0)) if s < 0 else 0.0
 
 
 def _as_zcdp(g: Guarantee) -> tuple[float, float]:
@@ -118,24 +121,26 @@ def compose(*items: Any) -> Guarantee:
     if not gs:
         raise DomainError("compose needs at least one guarantee or mechanism; got none")
     if len(gs) == 1:
-        return gs[0]
-    if all(isinstance(g, GDP) for g in gs):
-        return GDP(math.sqrt(math.fsum(g.mu**2 for g in gs)))  # type: ignore[attr-defined]
-    if all(isinstance(g, PureDP) for g in gs):
-        return PureDP(math.fsum(float(g.epsilon) for g in gs))  # type: ignore[attr-defined]
-    if all(isinstance(g, (PureDP, ApproxDP)) for g in gs):
-        eps = math.fsum(float(g.epsilon) for g in gs)  # type: ignore[attr-defined]
-        deltas = [float(g.delta) for g in gs if isinstance(g, ApproxDP)]
-        return ApproxDP(eps, min(conv.round_up(math.fsum(deltas)), math.nextafter(1.0, 0.0)))
+        g, k = gs[0]
+        return g if k == 1 else g.compose(k)
+    kinds = [g for g, _ in gs]
+    if all(isinstance(g, GDP) for g in kinds):
+        return GDP(math.sqrt(math.fsum(k * g.mu**2 for g, k in gs)))  # type: ignore[attr-defined]
+    if all(isinstance(g, PureDP) for g in kinds):
+        return PureDP(math.fsum(k * float(g.epsilon) for g, k in gs))  # type: ignore[attr-defined]
+    if all(isinstance(g, (PureDP, ApproxDP)) for g in kinds):
+        eps = math.fsum(k * float(g.epsilon) for g, k in gs)  # type: ignore[attr-defined]
+        d = math.fsum(k * float(g.delta) for g, k in gs if isinstance(g, ApproxDP))
+        return ApproxDP(eps, min(conv.round_up(d), math.nextafter(1.0, 0.0)))
 
-    approximate = [g for g in gs if isinstance(g, (ApproxDP, ApproxZCDP, ApproxRDP)) and float(g.delta) > 0]
-    has_curve = any(isinstance(g, (RDP, ApproxRDP)) for g in gs)
-    zcdp_like = (GDP, ZCDP, MCDP, PureDP, ApproxDP, ApproxZCDP)
+    approximate = any(isinstance(g, (ApproxDP, ApproxZCDP, ApproxRDP)) and float(g.delta) > 0 for g in kinds)
+    has_curve = any(isinstance(g, (RDP, ApproxRDP)) for g in kinds)
+    zcdp_like = (GDP, ZCDP, MCDP, PureDP)
+    deltas: list[tuple[float, int]] = []
 
     if not has_curve:
-        xi = rho = 0.0
-        parts_xi, parts_rho, deltas = [], [], []
-        for g in gs:
+        parts_xi, parts_rho = [], []
+        for g, k in gs:
             if isinstance(g, ApproxDP):
                 r, x, d = conv.approx_dp_to_approx_zcdp(float(g.epsilon), float(g.delta))
             elif isinstance(g, ApproxZCDP):
@@ -145,28 +150,26 @@ def compose(*items: Any) -> Guarantee:
                 d = 0.0
             else:
                 raise TypeError(f"cannot compose {type(g).__name__}")
-            parts_xi.append(x)
-            parts_rho.append(r)
-            deltas.append(d)
+            parts_xi.append(k * x)
+            parts_rho.append(k * r)
+            deltas.append((d, k))
         xi, rho = math.fsum(parts_xi), math.fsum(parts_rho)
         if not approximate:
             return ZCDP(rho, xi)
         return ApproxZCDP(rho, xi, _combined_delta(deltas))
 
     curves: list[RDP] = []
-    deltas = []
-    for g in gs:
+    for g, k in gs:
         if isinstance(g, ApproxRDP):
-            curves.append(g.curve)
-            deltas.append(float(g.delta))
+            curve, d = g.curve, float(g.delta)
         elif isinstance(g, ApproxDP):
-            curves.append(conv.pure_dp_to_rdp(float(g.epsilon)))
-            deltas.append(float(g.delta))
+            curve, d = conv.pure_dp_to_rdp(float(g.epsilon)), float(g.delta)
         elif isinstance(g, ApproxZCDP):
-            curves.append(ZCDP(g.rho, g.xi).to_rdp())
-            deltas.append(float(g.delta))
+            curve, d = ZCDP(g.rho, g.xi).to_rdp(), float(g.delta)
         else:
-            curves.append(_as_curve(g))
+            curve, d = _as_curve(g), 0.0
+        curves.append(curve.compose(k))
+        deltas.append((d, k))
     total = _sum_curves(curves)
     if not approximate:
         return total

@@ -150,8 +150,8 @@ def pure_dp_epsilon(epsilon: float, delta: float) -> float:
 
     ε' = ε + log(1 − δ(1 + e^{−ε})), or 0 when that is negative.
     """
-    if epsilon == 0.0:
-        return 0.0
+    if epsilon == 0.0 or delta == 0.0:
+        return epsilon
     x = delta * (1.0 + math.exp(-epsilon))
     if x >= 1.0:
         return 0.0

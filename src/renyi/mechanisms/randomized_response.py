@@ -145,6 +145,18 @@ class RandomizedResponse(Mechanism):
         """e^ε/(e^ε + k − 1), the nominal probability of reporting the true category."""
         return 1.0 / (1.0 + (self.k - 1) * math.exp(-self._epsilon))
 
+    def privacy_loss(self) -> Any:
+        """The exact loss on the worst pair: the output distributions for two different true
+        categories (finite support; for k = 2 this is Z = ±ε, theory §2.5)."""
+        from ..plrv import DiscretePrivacyLoss
+
+        p_keep = self.truth_probability
+        other = (1.0 - p_keep) / (self.k - 1)
+        p = np.full(self.k, other)
+        q = np.full(self.k, other)
+        p[0], q[1] = p_keep, p_keep
+        return DiscretePrivacyLoss.from_distributions(p, q)
+
     @property
     def guarantee(self) -> RDP:
         eps, k = self._epsilon, self.k

@@ -8,7 +8,6 @@ import math
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -94,22 +93,19 @@ def test_exe_help_does_not_import_heavy_modules():
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
 
 
-def _renyi_pulls_numpy() -> bool:
-    code = "import sys, renyi; print('numpy' in sys.modules)"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "True"
-
-
-@needs_exe
-@pytest.mark.xfail(_renyi_pulls_numpy(), run=False,
-                   reason="renyi/__init__.py imports numpy/scipy eagerly (needs lazy exports, PEP 562)")
-def test_exe_help_starts_fast():
-    """`renyi --help` in under 0.5 s (best of three)."""
-    best = math.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        exe("--help")
-        best = min(best, time.perf_counter() - t0)
-    assert best < 0.5, best
+def test_help_imports_no_numerical_stack():
+    """`renyi --help` loads neither numpy, scipy nor matplotlib (start-up is measured in
+    benchmarks/bench_cli_startup.py; this checks the structure that makes it fast)."""
+    code = (
+        "import sys\n"
+        "from renyi.cli import main\n"
+        "sys.argv = ['renyi', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('numpy', 'scipy', 'matplotlib') if m in sys.modules)\n"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY=" in res.stderr and res.stderr.strip().endswith("HEAVY="), res.stderr[-300:]
 
 
 # ----- in process -----------------------------------------------------------------------

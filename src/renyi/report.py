@@ -38,7 +38,7 @@ import renyi
 
 from . import conversions as conv
 from .composition import advanced_composition, as_guarantee
-from .definitions import GDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
+from .definitions import GDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee
 from .errors import ConversionError, DomainError
 from .pipeline import Entry, Pipeline
 

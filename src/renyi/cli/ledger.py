@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import EXIT_FAIL, EXIT_USER, CLIError, console, jsonable, print_json, user_errors
-from ._format import fmt_down, fmt_num, fmt_up
+from ._format import fmt_num, fmt_up
 
 app = typer.Typer(help="Inspect an accountant's ledger (a SQLite file): show it, or export it.",
                   no_args_is_help=True, rich_markup_mode=None)

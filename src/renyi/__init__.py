@@ -12,8 +12,9 @@ Names are imported lazily (PEP 562) so that ``renyi --help`` starts without nump
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from ._version import __version__
 
@@ -71,11 +72,11 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'renyi' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value  # later lookups skip __getattr__
     return value
 
@@ -84,7 +85,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .accountant import Accountant, AccountantReport, Spend
     from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
     from .composition import compose

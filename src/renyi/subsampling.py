@@ -1,0 +1,360 @@
+"""Privacy amplification by subsampling (transformers: mechanism → mechanism).
+
+Two sampling schemes, each with its own neighbouring relation. They must not be mixed in one
+ledger (theory §7.7, §8.4):
+
+* :class:`PoissonSubsampled` — every record is included independently with probability q
+  (the "sampling rate"); neighbours are **add/remove**. For a Gaussian base the RDP curve is
+  exact at every order ([MTZ19] §3), integer and fractional. Other bases with an RDP curve
+  get the general bound of [ZW19] (exact form, without the factor 3, for Gaussian and
+  Laplace bases).
+* :class:`SubsampledWithoutReplacement` — a uniformly random subset of fixed size m = γn;
+  neighbours are **replace-one** (n is public). Bound of [WBK19] Thm 9.
+
+**Shuffled fixed-size batches are not Poisson sampling.** The usual DP-SGD data loader shuffles
+the data set and cuts it into batches of a fixed size. Neither Poisson analysis applies to
+that: the batch size is fixed (it reveals nothing about n), each record appears exactly once
+per epoch, and batches are dependent. The Poisson-sampling ε reported by most libraries (and by
+:class:`PoissonSubsampled`) is therefore *not* a guarantee for a shuffling loader. What does
+apply:
+
+* draw every batch as an independent uniformly random subset of size m (sampling without
+  replacement, replace-one neighbours) and account with
+  :class:`SubsampledWithoutReplacement` (rate γ = m/n) composed once per step; or
+* draw every batch by Poisson sampling (variable batch size) and use
+  :class:`PoissonSubsampled`; or
+* with a true shuffle-and-partition loader, fall back to the unamplified guarantee of the base
+  mechanism for every step in which a record is used (one use per epoch per record, i.e.
+  compose the base mechanism once per epoch under the appropriate neighbouring relation).
+
+The curves carry no zCDP hint: the unamplified ρ of the base is valid but useless, and the
+amplified curves are not of the form ξ + ρα. Every curve here is a valid upper bound; DP-SGD
+accounting (``PoissonSubsampled(Gaussian(σ), q)`` composed T times) converts to (ε, δ) through
+a dedicated fast path (:func:`renyi._subsampled_gaussian.dpsgd_epsilon`).
+
+References:
+    [MTZ19] Mironov, Talwar, Zhang, Rényi Differential Privacy of the Sampled Gaussian
+        Mechanism, arXiv:1908.10530, §3.
+    [ZW19] Zhu, Wang, Poisson Subsampled Rényi Differential Privacy, ICML 2019 (general
+        upper bound; exact form under the condition of Thm 8).
+    [WBK19] Wang, Balle, Kasiviswanathan, Subsampled Rényi Differential Privacy and Analytical
+        Moments Accountant, AISTATS 2019, Thm 9 and Cor. 10.
+    [CKS20] Canonne, Kamath, Steinke, The Discrete Gaussian for Differential Privacy, Prop. 12.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _subsampled_gaussian as sg
+from ._validation import PROBABILITY, check_int
+from .definitions import RDP, Conversion, Guarantee
+from .definitions.base import _check_delta, _check_epsilon
+from .errors import ConversionError, DomainError
+from .mechanisms.base import Mechanism
+
+__all__ = ["PoissonSubsampled", "SubsampledWithoutReplacement"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Curves (small callables, so that curves stay values with a readable repr)
+# ----------------------------------------------------------------------------------------------
+class _ZeroCurve:
+    __slots__ = ()
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return np.zeros(np.shape(alpha))
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+class _MTZCurve:
+    """steps × ε(α) of the Poisson-subsampled Gaussian ([MTZ19] §3), finite orders > 1."""
+
+    __slots__ = ("q", "sigma", "steps")
+
+    def __init__(self, q: float, sigma: float, steps: int) -> None:
+        self.q, self.sigma, self.steps = q, sigma, steps
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        a = np.asarray(alpha, dtype=np.float64)
+        flat = a.ravel()
+        eps, _ = sg._rdp_rows(np.full(flat.size, self.q), np.full(flat.size, self.sigma), flat)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.steps * eps
+        return np.where(np.isnan(out), math.inf, out).reshape(a.shape)
+
+    def __repr__(self) -> str:
+        pre = f"{self.steps}·" if self.steps != 1 else ""
+        return f"{pre}SubsampledGaussian(q={self.q:g}, σ={self.sigma:g})"
+
+
+class _ZW19Curve:
+    __slots__ = ("q", "base", "exact", "eps_inf")
+
+    def __init__(self, q: float, base: Callable[[np.ndarray], np.ndarray], exact: bool, eps_inf: float) -> None:
+        self.q, self.base, self.exact, self.eps_inf = q, base, exact, eps_inf
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return sg.rdp_poisson_general(self.q, self.base, alpha, exact_form=self.exact, base_eps_inf=self.eps_inf)
+
+    def __repr__(self) -> str:
+        form = "exact form" if self.exact else "general bound"
+        return f"ZW19[{form}](q={self.q:g}, {self.base!r})"
+
+
+class _WBK19Curve:
+    __slots__ = ("gamma", "base", "eps_inf")
+
+    def __init__(self, gamma: float, base: Callable[[np.ndarray], np.ndarray], eps_inf: float) -> None:
+        self.gamma, self.base, self.eps_inf = gamma, base, eps_inf
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return sg.rdp_without_replacement(self.gamma, self.base, alpha, base_eps_inf=self.eps_inf)
+
+    def __repr__(self) -> str:
+        return f"WBK19(γ={self.gamma:g}, {self.base!r})"
+
+
+def _zero_guarantee(label: str) -> RDP:
+    return RDP(_ZeroCurve(), eps_inf=0.0, zcdp=(0.0, 0.0), convex=True, label=label)
+
+
+# ----------------------------------------------------------------------------------------------
+# The subsampled-Gaussian curve with its fast conversion
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, repr=False)
+class SubsampledGaussianRDP(RDP):
+    """The exact RDP curve of ``steps`` Poisson-subsampled Gaussian steps (DP-SGD).
+
+    An :class:`~renyi.definitions.RDP` (usable everywhere an RDP curve is) that also remembers
+    (q, σ, steps), so that ``epsilon``/``delta`` use the dedicated fast path
+    (:func:`~renyi._subsampled_gaussian.dpsgd_epsilon`: integer orders vectorized, then a
+    continuous refinement; [CKS20] Prop. 12) and ``compose``/``k *`` stay in this form.
+    Build it through :class:`PoissonSubsampled`.
+    """
+
+    q: float = 0.0
+    sigma: float = 1.0
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        RDP.__post_init__(self)
+
+    def compose(self, k: int) -> SubsampledGaussianRDP:
+        """k-fold composition: the same curve with k times the steps ([Mir17] Prop. 1)."""
+        k = check_int("k", k)
+        return _sg_curve(self.q, self.sigma, self.steps * k)
+
+    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+        """The smallest ε at δ: [CKS20] Prop. 12 on the exact curve, order optimised (fast path).
+
+        The carried zCDP bound ξ + ρα lies above the exact curve at every order, so its
+        conversions ([CKS20] Cor. 13, [BS16] Lemma 38) are never smaller and are skipped.
+        """
+        from . import conversions as conv
+
+        delta = _check_delta(delta)
+        eps, alpha = sg._eps_one(self.q, self.sigma, self.steps, math.log(delta))
+        return Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+
+    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+        """The smallest δ at ε: [CKS20] Prop. 12 in log form, order optimised (fast path)."""
+        from . import conversions as conv
+
+        epsilon = _check_epsilon(epsilon)
+        log_d, alpha = sg.dpsgd_log_delta(self.q, self.sigma, self.steps, epsilon)
+        d = min(1.0, conv.round_up(math.exp(log_d))) if log_d < 0 else 1.0
+        return Conversion(d, alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+
+
+def _sg_curve(q: float, sigma: float, steps: int) -> SubsampledGaussianRDP:
+    return SubsampledGaussianRDP(
+        _MTZCurve(q, sigma, steps),
+        eps_inf=math.inf,
+        # No zCDP hint: the only valid ρ is the unamplified steps/(2σ²) (the curve is already
+        # capped by it), which would advertise a useless zCDP route in reports.
+        convex=True,
+        label=repr(_MTZCurve(q, sigma, steps)),
+        q=q,
+        sigma=sigma,
+        steps=steps,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Transformers
+# ----------------------------------------------------------------------------------------------
+def _check_mechanism(mechanism: Any) -> Mechanism:
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a renyi Mechanism; got {type(mechanism).__name__}")
+    return mechanism
+
+
+def _base_curve(guarantee: Guarantee) -> RDP:
+    try:
+        return guarantee.to_rdp()
+    except ConversionError as exc:
+        raise ConversionError(f"subsampling needs an RDP curve for the base mechanism: {exc}") from exc
+
+
+def _is(mechanism: Mechanism, name: str) -> bool:
+    from . import mechanisms
+
+    cls = getattr(mechanisms, name, None)
+    return cls is not None and isinstance(mechanism, cls)
+
+
+@dataclass(frozen=True, slots=True)
+class PoissonSubsampled(Mechanism):
+    """Run ``mechanism`` on a Poisson subsample: each record kept independently with prob. q.
+
+    Neighbours are add/remove (the base mechanism's guarantee must be stated under add/remove).
+
+    * Gaussian base: the exact RDP curve of [MTZ19] §3 at integer and fractional orders, with
+      noise multiplier σ/Δ; ``compose(T)`` / ``T * m`` then ``epsilon(delta)`` uses the DP-SGD
+      fast path.
+    * Laplace base: [ZW19]'s bound in its exact form (no factor 3; [ZW19] Thm 8 condition).
+    * Any other base with an RDP curve: [ZW19]'s general bound (integer orders; fractional by
+      [WBK19] Cor. 10), capped by the base curve and by log(1 + q(e^{ε(∞)} − 1)).
+    * rate = 1: the base mechanism's own guarantee; rate = 0: nothing is spent.
+
+    Args:
+        mechanism: the base mechanism (add/remove neighbours).
+        rate: sampling probability q ∈ [0, 1].
+
+    Raises:
+        DomainError: rate ∉ [0, 1], or a replace-one base mechanism.
+        TypeError: ``mechanism`` is not a :class:`~renyi.mechanisms.Mechanism`.
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> m = PoissonSubsampled(Gaussian(sigma=1.1), rate=0.01)
+        >>> m.sampling
+        'Poisson sampling (rate 0.01), add/remove neighbours'
+        >>> round(float(m.rdp(8.0)), 10)
+        0.0005840703
+        >>> round((1000 * m).epsilon(1e-5), 4)
+        1.7117
+    """
+
+    mechanism: Mechanism
+    rate: float
+
+    neighbouring = "add_remove"
+
+    def __post_init__(self) -> None:
+        _check_mechanism(self.mechanism)
+        object.__setattr__(self, "rate", PROBABILITY.check("rate", self.rate))
+        if getattr(self.mechanism, "neighbouring", "add_remove") != "add_remove":
+            raise DomainError(
+                "mechanism.neighbouring must be 'add_remove' for Poisson subsampling; got "
+                f"{self.mechanism.neighbouring!r} (use SubsampledWithoutReplacement for replace-one)",
+                name="mechanism.neighbouring",
+                value=self.mechanism.neighbouring,
+            )
+
+    @property
+    def sampling(self) -> str:
+        """How the input is subsampled, in words (printed by repr and reports)."""
+        return f"Poisson sampling (rate {self.rate:g}), add/remove neighbours"
+
+    def __repr__(self) -> str:
+        return f"PoissonSubsampled({self.mechanism!r}, rate={self.rate!r}) [{self.sampling}]"
+
+    @property
+    def noise_multiplier(self) -> float | None:
+        """σ/Δ for a Gaussian base, else None."""
+        if _is(self.mechanism, "Gaussian"):
+            return self.mechanism.sigma / self.mechanism.sensitivity  # type: ignore[attr-defined]
+        return None
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The RDP curve of one run (see the class docstring for which bound applies)."""
+        q = self.rate
+        if q == 0.0:
+            return _zero_guarantee("nothing spent (sampling rate 0)")
+        if q == 1.0:
+            return self.mechanism.guarantee
+        nm = self.noise_multiplier
+        if nm is not None:
+            return _sg_curve(q, nm, 1)
+        base = _base_curve(self.mechanism.guarantee)
+        exact = _is(self.mechanism, "Laplace")
+        return RDP(
+            _ZW19Curve(q, base.rdp_finite, exact, base.eps_inf),
+            eps_inf=sg.eps_inf_poisson(q, base.eps_inf),
+            convex=False,
+            label=f"Poisson(q={q:g}) of {base.label or base!r}",
+        )
+
+    def release(self, value: Any, rng: Any = None) -> Any:
+        """Releasing needs the per-record data to subsample; here ``value`` must already be the
+        query answer on the Poisson subsample, and the base mechanism's noise is added."""
+        return self.mechanism.release(value, rng)
+
+
+@dataclass(frozen=True, slots=True)
+class SubsampledWithoutReplacement(Mechanism):
+    """Run ``mechanism`` on a uniformly random subset of fixed size m = γn (replace-one).
+
+    The RDP curve is [WBK19] Thm 9 at integer orders (min with the base curve), fractional
+    orders by [WBK19] Cor. 10. The base guarantee is taken under replace-one neighbours
+    (for an add/remove base that is its group-of-two guarantee, theory §8.4).
+
+    This is the analysis for batches drawn as independent uniform subsets of a fixed size; it
+    is also *not* a guarantee for a shuffle-and-partition loader (see the module docstring).
+
+    Args:
+        mechanism: the base mechanism.
+        rate: the sampling fraction γ = m/n ∈ [0, 1].
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> m = SubsampledWithoutReplacement(Gaussian(1.1, neighbouring="replace_one"), 0.01)
+        >>> round(float(m.rdp(8.0)), 10)
+        0.0020421531
+    """
+
+    mechanism: Mechanism
+    rate: float
+
+    neighbouring = "replace_one"
+
+    def __post_init__(self) -> None:
+        _check_mechanism(self.mechanism)
+        object.__setattr__(self, "rate", PROBABILITY.check("rate", self.rate))
+
+    @property
+    def sampling(self) -> str:
+        return f"sampling without replacement (fraction {self.rate:g}), replace-one neighbours"
+
+    def __repr__(self) -> str:
+        return f"SubsampledWithoutReplacement({self.mechanism!r}, rate={self.rate!r}) [{self.sampling}]"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        g = self.rate
+        base_g = self.mechanism.guarantee_under("replace_one")
+        if g == 0.0:
+            return _zero_guarantee("nothing spent (sampling fraction 0)")
+        if g == 1.0:
+            return base_g
+        base = _base_curve(base_g)
+        return RDP(
+            _WBK19Curve(g, base.rdp_finite, base.eps_inf),
+            eps_inf=base.eps_inf,
+            convex=False,
+            label=f"without replacement (γ={g:g}) of {base.label or base!r}",
+        )
+
+    def release(self, value: Any, rng: Any = None) -> Any:
+        """``value`` must already be the query answer on the subsample; adds the base noise."""
+        return self.mechanism.release(value, rng)

@@ -358,8 +358,9 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     except ConversionError:
         missing = [e.name for e, r in zip(entries, entry_rho) if r is None]
         routes.append(Route("zcdp", ROUTES["zcdp"], math.inf, "zCDP", applicable=False,
-                            note=f"no zCDP guarantee for: {', '.join(missing)} "
-                                 "(e.g. subsampled mechanisms have unbounded ρ)"))
+                            note=f"no useful zCDP guarantee for: {', '.join(missing)} "
+                                 "(zCDP cannot express amplification by subsampling: the only "
+                                 "valid ρ is the unsubsampled one)"))
 
     step("advanced composition")
     routes.append(_advanced_route(pipeline, d))

@@ -932,6 +932,42 @@ def mvn_divergence(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayL
     return _out(out.reshape(alphas.shape), scalar)
 
 
+def _laplace_log1p_over(u: np.ndarray) -> np.ndarray:
+    """log1p(u)/u for u ∈ (−1, ∞), with the removable singularity at 0 filled in."""
+    small = np.abs(u) < 1e-4
+    us = np.where(small, 1.0, u)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        direct = np.log1p(us) / us
+    # Taylor series 1 − u/2 + u²/3 − u³/4: error < u⁴/5 < 2e-17 for |u| < 1e-4.
+    series = 1.0 - u * (0.5 - u * (1.0 / 3.0 - u * 0.25))
+    return np.where(small, series, direct)
+
+
+def laplace_rdp_curve(t: float, alpha: ArrayLike) -> np.ndarray | float:
+    """D_α(Lap(0, b) ‖ Lap(Δ, b)) with t = Δ/b, for α ∈ [1, ∞] ([Mir17] Prop. 6; theory §1.4(d)).
+
+    Uses the stable form t + log1p(c·expm1(−(2α−1)t))/(α−1) with c = (α−1)/(2α−1), written
+    as t + x·[log1p(cx)/(cx)]/(2α−1) with x = expm1(−(2α−1)t) ∈ (−1, 0], which has no
+    0/0 at α = 1 (the KL limit t + e^{−t} − 1 falls out) and no overflow at large α.
+
+    Args:
+        t: Δ/b ≥ 0.
+        alpha: orders in [1, ∞] (vectorized).
+
+    Returns:
+        The exact divergence (≥ 0), ``t`` at α = ∞.
+    """
+    a = np.asarray(alpha, dtype=np.float64)
+    s = 2.0 * a - 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.expm1(-np.where(np.isinf(a), 1.0, s) * t)
+        c = np.where(np.isinf(a), 0.5, (a - 1.0) / np.where(np.isinf(a), 1.0, s))
+        out = t + x * _laplace_log1p_over(c * x) / np.where(np.isinf(a), np.inf, s)
+    out = np.where(np.isinf(a), t, out)
+    out = np.clip(out, 0.0, t)  # 0 ≤ D_α ≤ D_∞ = t; clips only round-off
+    return out[()] if out.ndim == 0 else out
+
+
 def laplace_divergence(t: float, alpha: ArrayLike) -> float | np.ndarray:
     """D_α(Lap(μ₁, b) ‖ Lap(μ₂, b)) as a function of t = |μ₁ − μ₂|/b.
 
@@ -957,14 +993,14 @@ def laplace_divergence(t: float, alpha: ArrayLike) -> float | np.ndarray:
     alphas, scalar = _orders(alpha)
     a = alphas.reshape(-1)
     out = np.empty_like(a)
+    ge1 = a >= 1.0
+    if np.any(ge1):  # the vectorized stable form (also what the Laplace mechanism uses)
+        out[ge1] = np.asarray(laplace_rdp_curve(tt, a[ge1]), dtype=np.float64)
     with np.errstate(all="ignore"):
-        for i, al in enumerate(a):
+        for i in np.flatnonzero(~ge1):
+            al = a[i]
             if tt == 0.0 or al == 0.0:
                 out[i] = 0.0
-            elif al == math.inf:
-                out[i] = tt
-            elif al == 1.0:
-                out[i] = tt + math.expm1(-tt)
             else:
                 lam = al - 1.0
                 s = 2.0 * al - 1.0

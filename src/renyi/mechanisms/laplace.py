@@ -7,53 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN
 from ..definitions import RDP
 from ..definitions.base import Conversion, ParameterValue
+from ..divergences import laplace_rdp_curve as laplace_rdp
 from .base import Mechanism, check_neighbouring
 
 __all__ = ["Laplace", "laplace_rdp", "laplace_zcdp", "laplace_delta", "laplace_epsilon"]
 
 _PROFILE = "exact Laplace profile (PLRV hockey-stick, theory §2.4)"
-
-
-def _log1p_over(u: np.ndarray) -> np.ndarray:
-    """log1p(u)/u for u ∈ (−1, ∞), with the removable singularity at 0 filled in."""
-    small = np.abs(u) < 1e-4
-    us = np.where(small, 1.0, u)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        direct = np.log1p(us) / us
-    # Taylor series 1 − u/2 + u²/3 − u³/4: error < u⁴/5 < 2e-17 for |u| < 1e-4.
-    series = 1.0 - u * (0.5 - u * (1.0 / 3.0 - u * 0.25))
-    return np.where(small, series, direct)
-
-
-def laplace_rdp(t: float, alpha: ArrayLike) -> np.ndarray | float:
-    """D_α(Lap(0, b) ‖ Lap(Δ, b)) with t = Δ/b, for α ∈ [1, ∞] ([Mir17] Prop. 6; theory §1.4(d)).
-
-    Uses the stable form t + log1p(c·expm1(−(2α−1)t))/(α−1) with c = (α−1)/(2α−1), written
-    as t + x·[log1p(cx)/(cx)]/(2α−1) with x = expm1(−(2α−1)t) ∈ (−1, 0], which has no
-    0/0 at α = 1 (the KL limit t + e^{−t} − 1 falls out) and no overflow at large α.
-
-    Args:
-        t: Δ/b ≥ 0.
-        alpha: orders in [1, ∞] (vectorized).
-
-    Returns:
-        The exact divergence (≥ 0), ``t`` at α = ∞.
-    """
-    a = np.asarray(alpha, dtype=np.float64)
-    s = 2.0 * a - 1.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        x = np.expm1(-np.where(np.isinf(a), 1.0, s) * t)
-        c = np.where(np.isinf(a), 0.5, (a - 1.0) / np.where(np.isinf(a), 1.0, s))
-        out = t + x * _log1p_over(c * x) / np.where(np.isinf(a), np.inf, s)
-    out = np.where(np.isinf(a), t, out)
-    out = np.clip(out, 0.0, t)  # 0 ≤ D_α ≤ D_∞ = t; clips only round-off
-    return out[()] if out.ndim == 0 else out
 
 
 def laplace_zcdp(epsilon: float) -> float:

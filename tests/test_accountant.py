@@ -460,3 +460,22 @@ def test_rdp_json_is_points_and_conservative():
     back = guarantee_from_json(obj)
     np.testing.assert_allclose(back.rdp(grid), curve.rdp(grid), rtol=1e-14, atol=0)
     assert obj["epsilons"] == curve.rdp(grid).tolist()  # the stored points are exact
+
+
+def test_delta_of_spent_matches_epsilon_round_trip():
+    """Accountant.delta(ε) is the smallest δ over the same routes as epsilon(δ)."""
+    from renyi import Accountant, Gaussian, Laplace
+
+    acct = Accountant()
+    assert acct.delta(1.0) == 0.0
+    acct.spend(Gaussian(3.0), count=20)
+    acct.spend(Laplace(10.0), count=5)
+    eps = acct.epsilon(1e-6)
+    assert acct.delta(eps) <= 1e-6 * (1 + 1e-9)
+    assert acct.delta(eps / 2) > 1e-6
+    only_gauss = Accountant()
+    only_gauss.spend(Gaussian(2.0), count=10)
+    assert only_gauss.best_delta(3.0).method.startswith("GDP route")
+    from renyi import GDP
+
+    assert only_gauss.delta(3.0) == pytest.approx(GDP(10**0.5 / 2).delta(3.0), rel=1e-9)

@@ -39,7 +39,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import conversions as conv
-from ._validation import PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
+from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
 from ._version import __version__
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
 from .errors import BudgetExceededError, ConversionError, DomainError, LedgerError
@@ -895,32 +895,36 @@ class Accountant:
         with self._lock:
             return self._filter.remaining(self._totals)
 
+    def _routes(self) -> list[tuple[str, Guarantee]]:
+        """Every valid view of the spends so far, as (route name, guarantee): exact GDP,
+        zCDP, pure/basic, and the RDP curve on the grid ([CKS20] Prop. 12 when converted)."""
+        t = self._totals
+        d = t.delta
+        if d >= 1.0:
+            return [] if t.mu2 is None else [("GDP route", GDP(_sqrt_up(t.mu2)))]
+        routes: list[tuple[str, Guarantee]] = []
+        if t.mu2 is not None:
+            routes.append(("GDP route", GDP(_sqrt_up(t.mu2))))
+        if t.rho is not None:
+            routes.append(("zCDP route", ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
+        if math.isfinite(t.eps_inf):
+            routes.append(("pure/basic route", ApproxDP(t.eps_inf, d)))
+        if np.any(np.isfinite(t.rdp)):
+            curve = self._curve()
+            routes.append(("RDP grid route", curve if d == 0.0 else ApproxRDP(curve, d)))
+        return routes
+
     def best_epsilon(self, delta: float) -> Conversion:
         """The smallest ε at ``delta`` over every valid route for the spends so far (exact
         GDP, zCDP, pure/basic, RDP on the grid via [CKS20] Prop. 12), with its method."""
         delta = PROBABILITY_OPEN.check("delta", delta)
         with self._lock:
-            t = self._totals
-            if t.spends == 0:
+            if self._totals.spends == 0:
                 return Conversion(0.0, None, "nothing spent")
-            cands: list[Conversion] = []
-            d = t.delta
-            approx_ok = d < 1.0
-            if t.mu2 is not None:
-                c = GDP(_sqrt_up(t.mu2)).best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, "GDP route: " + c.method))
-            if t.rho is not None and approx_ok:
-                z = ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)  # type: ignore[arg-type]
-                c = z.best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, "zCDP route: " + c.method))
-            if math.isfinite(t.eps_inf) and approx_ok:
-                c = ApproxDP(t.eps_inf, d).best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, "pure/basic route: " + c.method))
-            if approx_ok and np.any(np.isfinite(t.rdp)):
-                curve = self._curve()
-                g: Guarantee = curve if d == 0.0 else ApproxRDP(curve, d)
+            cands = []
+            for name, g in self._routes():
                 c = g.best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, "RDP grid route: " + c.method))
+                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
             if not cands:
                 return Conversion(math.inf, None, "no finite bound")
             return min(cands, key=lambda c: c.value)
@@ -928,6 +932,24 @@ class Accountant:
     def epsilon(self, delta: float) -> float:
         """The smallest valid ε at ``delta`` for the spends so far (see :meth:`best_epsilon`)."""
         return self.best_epsilon(delta).value
+
+    def best_delta(self, epsilon: float) -> Conversion:
+        """The smallest δ at ``epsilon`` over the same routes as :meth:`best_epsilon`."""
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
+        with self._lock:
+            if self._totals.spends == 0:
+                return Conversion(0.0, None, "nothing spent")
+            cands = []
+            for name, g in self._routes():
+                c = g.best_delta(epsilon)
+                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
+            if not cands:
+                return Conversion(1.0, None, "no finite bound")
+            return min(cands, key=lambda c: c.value)
+
+    def delta(self, epsilon: float) -> float:
+        """The smallest valid δ at ``epsilon`` for the spends so far (see :meth:`best_delta`)."""
+        return self.best_delta(epsilon).value
 
     def report(self, delta: float | None = None) -> AccountantReport:
         """A summary: budget, filter, totals, what remains, and ε at ``delta`` (default: the

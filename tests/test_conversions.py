@@ -226,3 +226,14 @@ def test_public_api_all_is_complete():
         assert hasattr(renyi, name), name
     public = {n for n in dir(renyi) if not n.startswith("_") and n[0].isupper()}
     assert public <= set(renyi.__all__), public - set(renyi.__all__)
+
+
+def test_early_stop_scan_matches_full_grid():
+    """The chunked scan for quasi-convex objectives finds the same optimum as the full grid."""
+    from renyi import _optimize
+
+    for rho in [1e-9, 1e-5, 1e-2, 3.0]:
+        f = lambda a, r=rho: r * a + np.log1p(-1 / a) - (np.log(1e-8) + np.log(a)) / (a - 1)  # noqa: E731
+        full = f(_optimize.COARSE_ORDERS)
+        g, v = _optimize._scan_quasi_convex(f, _optimize.COARSE_ORDERS)
+        assert np.min(v) == np.min(full)

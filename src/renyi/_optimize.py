@@ -41,6 +41,38 @@ def _safe(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), np.inf, values)
 
 
+#: Chunks of increasing orders for the quasi-convex scan (large orders are the costly ones
+#: for series-based curves, and are rarely needed).
+_CHUNK_EDGES = (64.0, 4096.0)
+
+
+def _scan_quasi_convex(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Evaluate ``objective`` on ``grid`` in chunks of increasing order, stopping early.
+
+    For a quasi-convex f, once some f(a_j) > f(a_i) with a_i < a_j, every later order has
+    f ≥ f(a_j) (quasi-convexity: f(a_j) ≤ max(f(a_i), f(α))), so the rest of the grid cannot
+    hold the minimum and is not evaluated.
+    """
+    vals_parts: list[np.ndarray] = []
+    grids: list[np.ndarray] = []
+    start = 0
+    for edge in (*_CHUNK_EDGES, math.inf):
+        stop = int(np.searchsorted(grid, edge, side="right"))
+        if stop <= start:
+            continue
+        chunk = grid[start:stop]
+        v = _safe(np.asarray(objective(chunk), dtype=np.float64))
+        grids.append(chunk)
+        vals_parts.append(v)
+        start = stop
+        allv = np.concatenate(vals_parts)
+        i = int(np.argmin(allv))
+        # the minimum is interior and the last value is strictly larger: the rest is larger still
+        if i < allv.size - 1 and allv[-1] > allv[i]:
+            break
+    return np.concatenate(grids), np.concatenate(vals_parts)
+
+
 def minimize_over_orders(
     objective: Callable[[np.ndarray], np.ndarray],
     *,
@@ -64,7 +96,10 @@ def minimize_over_orders(
     if extra.size:
         extra = extra[np.isfinite(extra) & (extra > 1.0)]
         grid = np.unique(np.concatenate([grid, extra]))
-    vals = _safe(np.asarray(objective(grid), dtype=np.float64))
+    if convex:
+        grid, vals = _scan_quasi_convex(objective, grid)
+    else:
+        vals = _safe(np.asarray(objective(grid), dtype=np.float64))
     i = int(np.argmin(vals))
     best_val, best_alpha = float(vals[i]), float(grid[i])
     if not math.isfinite(best_val):

@@ -16,6 +16,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given
+from _peers import need
 from hypothesis import strategies as st
 
 from renyi import _subsampled_gaussian as sg
@@ -442,7 +443,7 @@ def test_subsampling_never_increases_loss():
 @pytest.mark.optional
 def test_not_above_dp_accounting_on_grid():
     """renyi's ε ≤ dp_accounting's RDP ε (+1e-9) on the whole DP-SGD grid."""
-    dp_accounting = pytest.importorskip("dp_accounting")
+    dp_accounting = need("dp_accounting")
     from dp_accounting import rdp
 
     logging.getLogger("absl").setLevel(logging.ERROR)
@@ -457,7 +458,7 @@ def test_not_above_dp_accounting_on_grid():
 @pytest.mark.optional
 def test_integer_orders_match_dp_accounting():
     """Integer orders agree with dp_accounting to ~1e-12 (theory §13)."""
-    pytest.importorskip("dp_accounting")
+    need("dp_accounting")
     from dp_accounting.rdp import rdp_privacy_accountant as rpa
 
     orders = np.arange(2, 40)
@@ -467,7 +468,7 @@ def test_integer_orders_match_dp_accounting():
 
 @pytest.mark.optional
 def test_sigma_not_above_opacus():
-    pytest.importorskip("opacus")
+    need("opacus")
     from opacus.accountants.utils import get_noise_multiplier
 
     with warnings.catch_warnings():

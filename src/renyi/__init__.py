@@ -69,10 +69,15 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# public names that are callable subpackages: ``renyi.release(spec)`` is the package itself
+_CALLABLE_MODULES = ("release",)
+
+__all__ = ["__version__", *_EXPORTS, *_CALLABLE_MODULES]
 
 
 def __getattr__(name: str) -> _Any:
+    if name in _CALLABLE_MODULES:
+        return _importlib.import_module(f".{name}", __name__)  # importing binds it here
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'renyi' has no attribute {name!r}")
@@ -82,7 +87,7 @@ def __getattr__(name: str) -> _Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_CALLABLE_MODULES))
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -69,15 +69,16 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
-# public names that are callable subpackages: ``renyi.release(spec)`` is the package itself
-_CALLABLE_MODULES = ("release",)
+#: public submodules, imported on first access (``renyi.accuracy.half_width``); ``renyi.release``
+#: is a callable package: ``renyi.release(spec)`` runs a release
+_SUBMODULES = frozenset({"accuracy", "release"})
 
-__all__ = ["__version__", *_EXPORTS, *_CALLABLE_MODULES]
+__all__ = ["__version__", *_EXPORTS, "release"]
 
 
 def __getattr__(name: str) -> _Any:
-    if name in _CALLABLE_MODULES:
-        return _importlib.import_module(f".{name}", __name__)  # importing binds it here
+    if name in _SUBMODULES:
+        return _importlib.import_module(f".{name}", __name__)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'renyi' has no attribute {name!r}")
@@ -87,7 +88,7 @@ def __getattr__(name: str) -> _Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_CALLABLE_MODULES))
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -16,7 +16,7 @@ of one release with the vector's ℓ₂ (or ℓ₁) sensitivity, never one compo
 (parallel composition).
 
     >>> derive_sensitivity(rows=3, groups=None, rows_per_group=None, cells=100)
-    Sensitivity(l1=3.0, l2=3.0, per_row=1, rows=3, groups=1, rows_per_group=3)
+    Sensitivity(l1=3.0, l2=3.0, per_row=1, rows=3, groups=3, rows_per_group=3)
     >>> derive_sensitivity(rows=4, groups=4, rows_per_group=1, cells=100).l2
     2.0
 """

@@ -70,10 +70,10 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
-#: submodules reachable as attributes (``renyi.dpsgd.epsilon(...)``) without importing them first
-_SUBMODULES = ("dpsgd",)
+#: public submodules, imported on first access (``renyi.accuracy.half_width``)
+_SUBMODULES = frozenset({"accuracy", "dpsgd"})
 
-__all__ = ["__version__", *_EXPORTS, *_SUBMODULES]
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> _Any:
@@ -88,7 +88,7 @@ def __getattr__(name: str) -> _Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -149,6 +149,14 @@ def _mechanism(event: Any, rel: str) -> Any:
     raise _unsupported(event, "renyi has no subsampling analysis for this event inside a sampling event")
 
 
+def _inner(event: Any, rel: str) -> Any:
+    """The mechanism inside a sampling event (errors name both events)."""
+    try:
+        return _mechanism(event.event, rel)
+    except UnsupportedDpEventError as exc:
+        raise UnsupportedDpEventError(f"{exc} (inside {_name(event)})", exc.event) from None
+
+
 def _convert(event: Any, rel: str) -> Any:
     """The renyi mechanism or guarantee of ``event`` (None for a no-op)."""
     from .composition import compose
@@ -205,7 +213,7 @@ def _convert(event: Any, rel: str) -> Any:
         if rel != "add_remove":
             raise _unsupported(event, "Poisson sampling is analysed under add/remove neighbours, not replace-one")
         q = float(event.sampling_probability)
-        m = _mechanism(event.event, "add_remove")
+        m = _inner(event, "add_remove")
         if m is None or q == 0.0:
             return None
         if m == "non-private":
@@ -219,7 +227,7 @@ def _convert(event: Any, rel: str) -> Any:
         if not 0 <= m_size <= n or n < 1:
             raise DomainError(f"SampledWithoutReplacementDpEvent.sample_size must be in [0, source_dataset_size="
                               f"{n}]; got {m_size!r}", name="sample_size", value=m_size)
-        m = _mechanism(event.event, "replace_one")
+        m = _inner(event, "replace_one")
         if m is None or m_size == 0:
             return None
         if m == "non-private":

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._values import CurveValue
 from .._validation import PROBABILITY_OPEN, NONNEGATIVE, check_int
 from ..errors import ConversionError
 
@@ -157,7 +158,7 @@ class Guarantee(ABC):
         """This guarantee as an RDP curve."""
         from .rdp import RDP
 
-        return RDP(self.rdp, eps_inf=float(self.rdp(math.inf)), label=repr(self))
+        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self))
 
     def to_zcdp(self) -> ZCDP:
         """The smallest (ξ, ρ)-zCDP guarantee implied by this one (ξ = 0 where possible)."""
@@ -288,3 +289,17 @@ def route_methods(cls: type, *, guarantee: bool) -> None:
         f = cls.__dict__.get("compose")
         if f is not None and not hasattr(f, "_native") and not getattr(f, "__isabstractmethod__", False):
             setattr(cls, "compose", _routed_compose(f))
+class _GuaranteeCurve(CurveValue):
+    """α ↦ g.rdp(α) for a guarantee g, equal to another exactly when the guarantees are equal
+    (a bound method would compare its guarantee by identity)."""
+
+    __slots__ = ("g",)
+
+    def __init__(self, g: Guarantee) -> None:
+        self.g = g
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return np.asarray(self.g.rdp(alpha), dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return repr(self.g)

@@ -70,7 +70,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: public submodules, imported on first access (``renyi.accuracy.half_width``)
-_SUBMODULES = frozenset({"accuracy"})
+_SUBMODULES = frozenset({"accuracy", "limits"})
 
 __all__ = ["__version__", *_EXPORTS]
 

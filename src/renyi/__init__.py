@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "Calibration": ".calibration",
     "calibrate_gaussian": ".calibration",
     "calibrate_laplace": ".calibration",
+    "from_dp_event": ".dp_events",
     "Accountant": ".accountant",
     "AccountantReport": ".accountant",
     "Spend": ".accountant",
@@ -70,7 +71,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: public submodules, imported on first access (``renyi.accuracy.half_width``)
-_SUBMODULES = frozenset({"accuracy", "limits"})
+_SUBMODULES = frozenset({"accuracy", "dpsgd", "limits"})
 
 __all__ = ["__version__", *_EXPORTS]
 
@@ -95,7 +96,9 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
     from .composition import compose
     from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+    from . import dpsgd
     from .divergences import renyi_divergence
+    from .dp_events import from_dp_event
     from .errors import (
         BudgetExceededError,
         ConversionError,

@@ -70,9 +70,10 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
-#: public submodules, imported on first access (``renyi.accuracy.half_width``); ``renyi.release``
-#: is a callable package: ``renyi.release(spec)`` runs a release
-_SUBMODULES = frozenset({"accuracy", "dpsgd", "release"})
+#: public submodules, imported on first access (``renyi.accuracy.half_width``)
+_SUBMODULES = frozenset({"accuracy", "dpsgd", "limits"})
+#: ``renyi.release`` is a callable package: ``renyi.release(spec)`` runs a release
+_SUBMODULES = _SUBMODULES | {"release"}
 
 __all__ = ["__version__", *_EXPORTS, "release"]
 

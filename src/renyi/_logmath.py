@@ -57,7 +57,8 @@ def log_expm1(x: ArrayLike) -> np.ndarray | float:
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore"):
         out = np.where(x > 30.0, x + np.log1p(-np.exp(-x)), np.log(np.expm1(x)))
-    return out[()] if out.ndim == 0 else out
+    result: np.ndarray | float = out[()] if out.ndim == 0 else out
+    return result
 
 
 def log_comb(n: ArrayLike, k: ArrayLike) -> np.ndarray | float:
@@ -65,18 +66,21 @@ def log_comb(n: ArrayLike, k: ArrayLike) -> np.ndarray | float:
     n = np.asarray(n, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     out = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-    return out[()] if np.ndim(out) == 0 else out
+    result: np.ndarray | float = out[()] if np.ndim(out) == 0 else out
+    return result
 
 
 def log_ndtr(x: ArrayLike) -> np.ndarray | float:
     """log Φ(x), accurate far into the lower tail (Φ(−40) underflows; its log does not)."""
-    return special.log_ndtr(x)
+    result: np.ndarray | float = special.log_ndtr(x)
+    return result
 
 
 def logsumexp(a: ArrayLike, axis: int | None = None) -> np.ndarray | float:
     """log Σ e^{a_i}; −∞ for an empty or all −∞ input."""
     with np.errstate(divide="ignore"):
-        return special.logsumexp(a, axis=axis)
+        result: np.ndarray | float = special.logsumexp(a, axis=axis)
+        return result
 
 
 def signed_logsumexp(log_abs: ArrayLike, signs: ArrayLike) -> tuple[float, float]:

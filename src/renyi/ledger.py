@@ -79,7 +79,8 @@ def encode_floats(values: Sequence[float] | np.ndarray) -> list[float | str]:
     """Floats as JSON values: finite numbers as themselves, ±∞ as the strings "inf"/"-inf"."""
     arr = np.asarray(values, dtype=np.float64)
     if np.all(np.isfinite(arr)):
-        return arr.tolist()
+        result: list[float | str] = arr.tolist()
+        return result
     return [_enc(v) for v in arr.tolist()]
 
 
@@ -313,7 +314,8 @@ class MemoryLedger(Ledger):
         with self._lock:
             if self._header is None:
                 self._header = json.loads(json.dumps(header))
-            return json.loads(json.dumps(self._header))
+            result: dict[str, Any] = json.loads(json.dumps(self._header))
+            return result
 
     @contextmanager
     def transaction(self) -> Iterator[_MemoryTxn]:
@@ -390,7 +392,7 @@ def _curve_values(key: str, text: str) -> np.ndarray:
     return arr
 
 
-def _row_to_record(row: tuple) -> SpendRecord:
+def _row_to_record(row: tuple[Any, ...]) -> SpendRecord:
     try:
         obj = {
             "id": row[0], "time": row[1], "label": row[2], "count": row[3],
@@ -453,7 +455,7 @@ class SQLiteLedger(Ledger):
                 try:
                     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                     if "renyi_header" in names:  # another process created it meanwhile
-                        stored = _read_header(con, self.path)
+                        stored = _read_header(con, str(self.path))
                         con.execute("COMMIT")
                         self._existing = stored
                         return stored

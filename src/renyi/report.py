@@ -99,7 +99,7 @@ class Share:
     epsilon_alone: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,7 @@ class BudgetStatus:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +182,8 @@ def _j(x: Any) -> Any:
 # --------------------------------------------------------------------------------------
 def total_guarantee(pipeline: Pipeline) -> Guarantee:
     """The library's composition of the whole pipeline (``renyi.compose``)."""
-    return renyi.compose(*pipeline.items())
+    total: Guarantee = renyi.compose(*pipeline.items())
+    return total
 
 
 def _as_curve(g: Guarantee) -> Guarantee:
@@ -343,12 +344,12 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     entry_rho: list[float | None] = []
     for e, g in zip(entries, gs):
         try:
-            z = _zcdp_of(g)
+            z: Any = _zcdp_of(g)
             entry_rho.append(e.count * z.rho if z.xi == 0.0 else None)
         except ConversionError:
             entry_rho.append(None)
     try:
-        ztot = renyi.compose(*[(_zcdp_of(g), e.count) for e, g in zip(entries, gs)])
+        ztot: Any = renyi.compose(*[(_zcdp_of(g), e.count) for e, g in zip(entries, gs)])
         cz = ztot.best_epsilon(d)
         rho_total = ztot.rho
         xi = f", ξ = {ztot.xi:.6g}" if ztot.xi else ""
@@ -384,7 +385,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         shares.append(Share(
             name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
             rdp=v, rdp_share=_share(v, tot, per),
-            rho=r, rho_share=(r / rho_total if all_rho and r is not None else None),
+            rho=r, rho_share=(r / rho_total if all_rho and r is not None and rho_total else None),
             epsilon_alone=alone))
 
     schemes = {e.sampling.scheme for e in entries if e.sampling is not None}

@@ -4,12 +4,15 @@ privacy and can release a noisy answer."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from ..definitions.base import Conversion, Guarantee
 from ..errors import ConversionError, DomainError
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..definitions import RDP, ZCDP, ApproxDP
 
 __all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
 
@@ -68,13 +71,13 @@ class Mechanism(ABC):
     def delta(self, epsilon: float) -> float:
         return self.best_delta(epsilon).value
 
-    def to_approx_dp(self, delta: float) -> Guarantee:
+    def to_approx_dp(self, delta: float) -> ApproxDP:
         return self.guarantee.to_approx_dp(delta)
 
-    def to_zcdp(self) -> Guarantee:
+    def to_zcdp(self) -> ZCDP:
         return self.guarantee.to_zcdp()
 
-    def to_rdp(self) -> Guarantee:
+    def to_rdp(self) -> RDP:
         return self.guarantee.to_rdp()
 
     def compose(self, k: int) -> Guarantee:

@@ -123,7 +123,7 @@ class Laplace(Mechanism):
         return cls(b, sens, neighbouring)
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """The pure ε = Δ/b; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self.sensitivity / self.scale, self._epsilon_at)
 

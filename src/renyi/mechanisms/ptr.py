@@ -74,12 +74,12 @@ class ProposeTestRelease(Mechanism):
                 f"neighbouring={self.neighbouring!r})")
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 
     @property
-    def delta(self) -> ParameterValue:  # type: ignore[override]
+    def delta(self) -> ParameterValue:
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, self._delta_at)
 

@@ -122,7 +122,7 @@ class RandomizedResponse(Mechanism):
     def __repr__(self) -> str:
         return f"RandomizedResponse(epsilon={self._epsilon!r}, k={self.k})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[RandomizedResponse], tuple[float, int]]:
         return (RandomizedResponse, (self._epsilon, self.k))
 
     @classmethod
@@ -136,7 +136,7 @@ class RandomizedResponse(Mechanism):
         return cls(max(0.0, conv.round_up(eps)), k)
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 
@@ -194,7 +194,8 @@ class RandomizedResponse(Mechanism):
         # n/2**53 ≤ the nominal truth probability, rounded *down* by a margin of 4 units
         # (the float computation is accurate to a few ulps), so the realised ε is below ε.
         n = math.floor(self.truth_probability * 2**_BITS) - 4
-        return max(n, math.ceil(2**_BITS / self.k))
+        result: int = max(n, math.ceil(2**_BITS / self.k))
+        return result
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """Randomize categorical values in {0, …, k−1} (bools allowed for k = 2).

@@ -62,6 +62,7 @@ __all__ = [
     "AccountantReport",
     "default_orders",
     "DEFAULT_FILTER_ORDERS",
+    "replay",
 ]
 
 #: Orders used by the (ε, δ) filter by default: α = 1 + 2^k, k = −4, −3.5, …, 16 (41 orders).
@@ -660,8 +661,6 @@ class Accountant:
             store.close()
             raise
         self._totals = _Totals.empty(self._grid.size)
-        self._records: list[SpendRecord] = []
-        self._decoded: dict[int, Spend] = {}
         self._cache: dict[Any, _Unit] = {}
         self.refresh()
 
@@ -709,9 +708,10 @@ class Accountant:
     def refresh(self) -> None:
         """Read spends recorded by other processes since the last read."""
         with self._lock:
-            self._apply(self._ledger.rows_after(self._totals.last_id))
+            self._apply(self._ledger.iter_rows(self._totals.last_id))
 
-    def _apply(self, rows: list[SpendRecord]) -> None:
+    def _apply(self, rows: Iterable[SpendRecord]) -> None:
+        # Only the totals are kept: memory does not grow with the length of the ledger.
         t = self._totals
         for r in rows:
             if r.id != t.last_id + 1:
@@ -719,7 +719,6 @@ class Accountant:
             if r.rdp.size != self._grid.size:
                 raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
             t = t.plus(r, r.count, r.id)
-            self._records.append(r)
         self._totals = t
 
     def _unit(self, g: Guarantee) -> _Unit:
@@ -789,7 +788,6 @@ class Accountant:
                     raise LedgerError(f"ledger assigned id {new_id}, expected {trial.last_id}")
             rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
                               rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
-            self._records.append(rec)
             self._totals = trial
             return self._spend_of(rec)
 
@@ -823,24 +821,31 @@ class Accountant:
 
     # ----- reading ----------------------------------------------------------------------
     def _spend_of(self, r: SpendRecord) -> Spend:
-        s = self._decoded.get(r.id)
-        if s is None:
-            g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
-            s = Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
-            self._decoded[r.id] = s
-        return s
+        g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
+        return Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
+
+    def _stored(self) -> list[SpendRecord]:
+        # Re-read from the ledger (the accountant keeps only totals); the rows this
+        # accountant has applied are exactly ids 1..last_id.
+        last = self._totals.last_id
+        out = []
+        for r in self._ledger.iter_rows(0):
+            if r.id > last:
+                break
+            out.append(r)
+        return out
 
     @property
     def history(self) -> tuple[Spend, ...]:
         """Every recorded spend, in ledger order (call :meth:`refresh` to see other processes')."""
         with self._lock:
-            return tuple(self._spend_of(r) for r in self._records)
+            return tuple(self._spend_of(r) for r in self._stored())
 
     @property
     def records(self) -> tuple[SpendRecord, ...]:
         """The raw stored records (per-unit values on the grid)."""
         with self._lock:
-            return tuple(self._records)
+            return tuple(self._stored())
 
     @property
     def state(self) -> dict[str, Any]:
@@ -884,6 +889,16 @@ class Accountant:
             return ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)  # type: ignore[arg-type]
         curve = self._curve()
         return curve if d == 0.0 else ApproxRDP(curve, d)
+
+    @property
+    def within_budget(self) -> bool:
+        """Whether the recorded spends pass the budget's filter (True without a budget).
+
+        This is the one budget check: :meth:`spend` admits a spend exactly when the totals
+        with it would be within budget, and the pipeline report asks the same question.
+        """
+        with self._lock:
+            return self._filter.admits(self._totals)
 
     @property
     def remaining(self) -> Guarantee | None:
@@ -983,17 +998,24 @@ class Accountant:
 
         Line 1 is ``{"header": {...}}``; each further line is one record (docs/accountant.md).
         """
-        with self._lock:
-            self.refresh()
-            lines = [json.dumps({"header": self._header}, allow_nan=False)]
-            lines += [json.dumps(r.to_json(), allow_nan=False) for r in self._records]
-        text = "\n".join(lines) + "\n"
+        def write(fh: IO[str]) -> int:
+            # One line at a time: memory does not grow with the length of the ledger.
+            with self._lock:
+                self.refresh()
+                last = self._totals.last_id
+                fh.write(json.dumps({"header": self._header}, allow_nan=False) + "\n")
+                n = 0
+                for r in self._ledger.iter_rows(0):
+                    if r.id > last:
+                        break
+                    fh.write(json.dumps(r.to_json(), allow_nan=False) + "\n")
+                    n += 1
+            return n
+
         if isinstance(dest, (str, os.PathLike)):
             with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            dest.write(text)
-        return len(lines) - 1
+                return write(fh)
+        return write(dest)
 
     def import_jsonl(self, src: str | os.PathLike[str] | IO[str]) -> int:
         """Append the spends of an exported history, all or nothing, checking the budget.
@@ -1046,14 +1068,10 @@ class Accountant:
                             requested=guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp),
                             remaining=self.remaining,
                         )
-                new = []
                 for i, r in enumerate(recs):
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
-                    new.append(SpendRecord(nid, r.time, r.label, r.count, r.guarantee, r.mechanism, r.rdp,
-                                           r.eps_inf, r.xi, r.rho, r.mu, r.delta))
-            self._records.extend(new)
             self._totals = t
         return len(recs)
 
@@ -1088,3 +1106,43 @@ def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
     raise TypeError(
         f"unsupported budget {type(g).__name__}: use ApproxDP, PureDP, ZCDP, ApproxZCDP, GDP or an RDP curve"
     )
+
+
+# --------------------------------------------------------------------------------------
+# Replaying a stored history (read-only tools: `renyi ledger show`, audits)
+# --------------------------------------------------------------------------------------
+class _ReplayLedger(Ledger):
+    """A read-only view of a header and a stream of records, for :func:`replay`."""
+
+    def __init__(self, header: dict[str, Any], rows: Iterable[SpendRecord]) -> None:
+        self._header = header
+        self._rows = iter(rows)
+
+    def __repr__(self) -> str:
+        return "replay"
+
+    def initialize(self, header: dict[str, Any]) -> dict[str, Any]:
+        return self._header
+
+    def iter_rows(self, last_id: int) -> Any:
+        for r in self._rows:
+            if r.id > last_id:
+                yield r
+
+    def rows_after(self, last_id: int) -> list[SpendRecord]:
+        return list(self.iter_rows(last_id))
+
+    def transaction(self) -> Any:
+        raise LedgerError("a replayed ledger is read-only")
+
+
+def replay(header: dict[str, Any], rows: Iterable[SpendRecord]) -> Accountant:
+    """An accountant holding the totals of a stored history, read one row at a time.
+
+    The same totals, filter and budget check as :class:`Accountant` on that ledger (one source
+    of truth), in memory independent of the number of rows. The result cannot spend.
+
+    Raises:
+        LedgerError: for a malformed header or rows.
+    """
+    return Accountant(ledger=_ReplayLedger(header, rows))

@@ -69,10 +69,15 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
+#: public submodules, imported on first access (``renyi.accuracy.half_width``)
+_SUBMODULES = frozenset({"accuracy"})
+
 __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> _Any:
+    if name in _SUBMODULES:
+        return _importlib.import_module(f".{name}", __name__)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'renyi' has no attribute {name!r}")
@@ -82,7 +87,7 @@ def __getattr__(name: str) -> _Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "Calibration": ".calibration",
     "calibrate_gaussian": ".calibration",
     "calibrate_laplace": ".calibration",
+    "from_dp_event": ".dp_events",
     "Accountant": ".accountant",
     "AccountantReport": ".accountant",
     "Spend": ".accountant",
@@ -70,7 +71,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: public submodules, imported on first access (``renyi.accuracy.half_width``)
-_SUBMODULES = frozenset({"accuracy"})
+_SUBMODULES = frozenset({"accuracy", "dpsgd"})
 
 __all__ = ["__version__", *_EXPORTS]
 
@@ -93,6 +94,8 @@ def __dir__() -> list[str]:
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # One `X as X` import per public name: the explicit re-export that `mypy --strict` needs
     # for `from renyi import X` in user code (tests/test_typing.py keeps it complete).
+    from . import accuracy as accuracy
+    from . import dpsgd as dpsgd
     from .accountant import Accountant as Accountant
     from .accountant import AccountantReport as AccountantReport
     from .accountant import Spend as Spend
@@ -112,6 +115,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .definitions import RDP as RDP
     from .definitions import ZCDP as ZCDP
     from .divergences import renyi_divergence as renyi_divergence
+    from .dp_events import from_dp_event as from_dp_event
     from .errors import BudgetExceededError as BudgetExceededError
     from .errors import ConversionError as ConversionError
     from .errors import DomainError as DomainError

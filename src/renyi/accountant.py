@@ -274,6 +274,25 @@ def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
     return _Unit(gj, _clean(g.rdp(grid), n), float(g.rdp(math.inf)), xi, rho, None, 0.0)
 
 
+def _item_key(item: Any) -> Any:
+    """A dictionary key for a spent item that is a value (a frozen dataclass: a mechanism or a
+    guarantee, whose curve callables compare by value), else None.
+
+    Equal values have equal guarantees, so the accountant reuses the per-unit curve it
+    evaluated for an equal item: a repeated per-step spend costs a dictionary lookup instead
+    of a curve evaluation on the grid.
+    """
+    params = getattr(type(item), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return None
+    key = (type(item), item)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def _resolve(item: Any) -> tuple[Guarantee, str | None]:
     if isinstance(item, Guarantee):
         return item, None
@@ -662,6 +681,8 @@ class Accountant:
             raise
         self._totals = _Totals.empty(self._grid.size)
         self._cache: dict[Any, _Unit] = {}
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
+        self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
     # ----- context manager -------------------------------------------------------------
@@ -795,8 +816,17 @@ class Accountant:
         k = check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
-        g, mech = _resolve(item)
-        unit = self._unit(g)
+        key = _item_key(item)
+        hit = None if key is None else self._items.get(key)
+        if hit is None:
+            g, mech = _resolve(item)
+            unit = self._unit(g)
+            if key is not None:
+                if len(self._items) >= 1024:
+                    self._items.clear()
+                self._items[key] = (g, mech, unit)
+        else:
+            g, mech, unit = hit
         self._filter.check_unit(unit)
         return g, mech, k, label, unit
 
@@ -821,7 +851,17 @@ class Accountant:
 
     # ----- reading ----------------------------------------------------------------------
     def _spend_of(self, r: SpendRecord) -> Spend:
-        g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
+        # Records of one cached unit share its JSON and its grid values (the same objects),
+        # so repeated spends of one mechanism decode once; identity is checked, not assumed.
+        key = (id(r.guarantee), id(r.rdp))
+        hit = self._decode_memo.get(key)
+        if hit is not None and hit[0] is r.guarantee and hit[1] is r.rdp:
+            g = hit[2]
+        else:
+            g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
+            if len(self._decode_memo) >= 1024:
+                self._decode_memo.clear()
+            self._decode_memo[key] = (r.guarantee, r.rdp, g)
         return Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
 
     def _stored(self) -> list[SpendRecord]:

@@ -292,8 +292,10 @@ class DiscreteGaussian(Mechanism):
         return RDP(_DGCurve(s2, self.sensitivity), eps_inf=math.inf, zcdp=(0.0, self.rho), convex=True,
                    label=f"DiscreteGaussian(sigma={self.sigma}, sensitivity={self.sensitivity})")
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε) for scalar queries ([CKS20] Thm 7); the zCDP/RDP bound for vectors."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         if not self.vector:
             d = discrete_gaussian_delta(float(self.sigma2), self.sensitivity, epsilon)
@@ -301,8 +303,10 @@ class DiscreteGaussian(Mechanism):
                 return Conversion(d, None, _GAUSS_PROFILE)
         return self.guarantee.best_delta(epsilon)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) for scalar queries ([CKS20] Thm 7, inverted on the safe side)."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         bound = self.guarantee.best_epsilon(delta)
         if not self.vector:
@@ -481,8 +485,6 @@ class DiscreteLaplace(Mechanism):
         """The pure ε = Δ/t; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self.sensitivity / float(self.scale), self._epsilon_at)
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
     @property
     def guarantee(self) -> RDP:
@@ -494,8 +496,10 @@ class DiscreteLaplace(Mechanism):
                    zcdp=(0.0, conv.pure_dp_to_zcdp(eps)), convex=True,
                    label=f"DiscreteLaplace(scale={self.scale}, sensitivity={self.sensitivity})")
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε′) of the worst scalar pair (max over shifts ≤ Δ); the pure-DP profile for vectors."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         if self.vector or self.sensitivity > _MAX_SHIFT:
             return Conversion(conv.pure_dp_delta(float(self.epsilon), epsilon), None,
@@ -504,8 +508,10 @@ class DiscreteLaplace(Mechanism):
         d = max(_DLapLoss(u, s).delta(epsilon) for s in range(1, self.sensitivity + 1))
         return Conversion(min(1.0, conv.round_up(d)), None, _DLAP_PROFILE)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) of the worst scalar pair (bracketed root, safe side)."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         eps = float(self.epsilon)
         if self.vector or self.sensitivity > _MAX_SHIFT:

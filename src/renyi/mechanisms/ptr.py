@@ -83,11 +83,7 @@ class ProposeTestRelease(Mechanism):
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, self._delta_at)
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
-    def _delta_at(self, epsilon: float) -> float:
-        return self.best_delta(epsilon).value
 
     @property
     def threshold(self) -> float:
@@ -98,10 +94,14 @@ class ProposeTestRelease(Mechanism):
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self._epsilon, self._delta)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         return self.guarantee.best_epsilon(delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         return self.guarantee.best_delta(epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:

@@ -169,11 +169,11 @@ class RandomizedResponse(Mechanism):
         return RDP(_RRCurve(eps, k), eps_inf=eps, zcdp=(0.0, rho), convex=True,
                    label=f"RandomizedResponse(epsilon={eps:g}, k={k})")
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε′) = (e^ε − e^{ε′})₊/(e^ε + k − 1) = −expm1(ε′ − ε)/(1 + (k−1)e^{−ε})."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         e1 = NONNEGATIVE.check("epsilon", epsilon)
         eps = self._epsilon
         if e1 >= eps:
@@ -181,8 +181,10 @@ class RandomizedResponse(Mechanism):
         d = -math.expm1(e1 - eps) / (1.0 + (self.k - 1) * math.exp(-eps))
         return Conversion(min(1.0, conv.round_up(d)), None, _PROFILE)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) = max(0, ε + log(1 − δ(1 + (k−1)e^{−ε})))."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         eps = self._epsilon
         y = delta * (1.0 + (self.k - 1) * math.exp(-eps))

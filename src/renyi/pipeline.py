@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,7 @@ class Entry:
     #: the cells partition the individuals (each in at most one): parallel composition
     disjoint: bool = False
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Unpack as ``(name, mechanism, count)``."""
         return iter((self.name, self.mechanism, self.count))
 
@@ -135,7 +135,8 @@ class Pipeline:
         """``[(mechanism, count), ...]``, ready for :func:`renyi.compose`."""
         return [(e.mechanism, e.count) for e in self.entries]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Entry]:
+        """The entries, in file order."""
         return iter(self.entries)
 
     def __len__(self) -> int:

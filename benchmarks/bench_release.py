@@ -62,7 +62,12 @@ def keys(groups: int) -> list[str]:
 
 # ----------------------------------------------------------------------------- workers
 def run_renyi(data: str, groups: int, work: str) -> dict:
+    import duckdb  # noqa: F401  (imports outside the timing, as for the other tools)
+
     import renyi
+    import renyi.calibration
+    import renyi.release.duckdb
+    import renyi.report  # noqa: F401
 
     k = {"county": keys(groups)}
     spec = {

@@ -261,3 +261,23 @@ def test_module_is_reachable_from_the_package():
     import renyi
 
     assert renyi.accuracy.half_width is half_width
+
+
+def test_report_shows_each_mechanisms_95_percent_half_width():
+    """`renyi report`: each mechanism's 95 % half-width (of one answer) beside its share."""
+    from pathlib import Path
+
+    from renyi.pipeline import load_pipeline
+    from renyi.report import compute_report
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    r = compute_report(load_pipeline(examples / "census.toml"))
+    for s, e in zip(r.shares, load_pipeline(examples / "census.toml").entries):
+        m = e.mechanism
+        base = getattr(m, "mechanism", m)
+        if isinstance(base, (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace)):
+            assert s.half_width_95 == half_width(base, 0.95)
+        else:
+            assert s.half_width_95 is None
+        assert "half_width_95" in s.to_dict()
+    assert any(s.half_width_95 is not None for s in r.shares)

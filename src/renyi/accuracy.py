@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,8 @@ __all__ = [
     "half_width",
     "noise_for",
     "failure_probability",
+    "RREstimate",
+    "rr_estimate",
 ]
 
 #: Noise kinds :func:`noise_for` can solve for (the parameter is σ or the scale).
@@ -423,3 +426,100 @@ def noise_for(
         raise DomainError(f"no finite noise meets half_width={half_width!r} at this coverage", name="half_width",
                           value=half_width)
     return out
+
+
+# --------------------------------------------------------------------------- randomized response
+@dataclass(frozen=True, slots=True)
+class RREstimate:
+    """Unbiased category frequencies from randomized-response counts, with confidence intervals.
+
+    Attributes:
+        estimate: π̂_j = (c_j/n − q)/(p − q) for each category: unbiased, so it may fall outside
+            [0, 1] (clip it for display, not for averaging).
+        lower, upper: simultaneous intervals for the true frequencies π_j, within [0, 1].
+        n: the number of responses.
+        coverage: the simultaneous coverage the intervals were built for (they cover at least
+            this rate).
+    """
+
+    estimate: tuple[float, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    n: int
+    coverage: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": list(self.estimate), "lower": list(self.lower), "upper": list(self.upper),
+                "n": self.n, "coverage": self.coverage}
+
+
+def rr_estimate(counts: Any, mechanism: Any, coverage: float = 0.95, *, beta: float | None = None) -> RREstimate:
+    """Estimate true category frequencies from the counts of randomized responses.
+
+    The n respondents are taken as drawn independently from a population with category
+    frequencies π (the intervals are for π). With truth probability p and every other category
+    reported with q = (1 − p)/(k − 1), a response equals category j with probability
+    θ_j = q + (p − q)π_j, so the count c_j is Binomial(n, θ_j) and π̂_j = (c_j/n − q)/(p − q)
+    is unbiased (also for the frequencies of a fixed group of n people, by linearity). The interval for θ_j is the
+    Clopper–Pearson interval (Clopper & Pearson 1934), which covers at least its nominal rate
+    for every θ_j; it maps to π_j through the same affine map and is clipped to [0, 1] (π_j lies
+    there, so clipping loses no coverage). For k > 2 categories the k intervals are made
+    simultaneous by the union bound (β/k each; the counts are multinomial, not independent);
+    for k = 2 one interval determines the other (π_0 = 1 − π_1), so no correction is needed.
+
+    p is the truth probability the mechanism actually uses when it releases
+    (``RandomizedResponse`` rounds the nominal e^ε/(e^ε + k − 1) down to a multiple of 2⁻⁵³).
+
+    Args:
+        counts: the k observed counts c_0..c_{k−1} (non-negative integers, n = Σ c_j ≥ 1).
+        mechanism: the ``RandomizedResponse`` that produced the responses (ε > 0).
+        coverage: simultaneous coverage 1 − β ∈ (0, 1).
+        beta: β ∈ (0, 1) instead of ``coverage``.
+
+    Returns:
+        An :class:`RREstimate`; its intervals cover the true frequencies simultaneously with
+        probability at least ``coverage``.
+
+    Raises:
+        DomainError: counts of the wrong length, negative or all zero; ε = 0 (the responses
+            carry no information); coverage or β outside (0, 1).
+
+    Examples:
+        >>> from renyi import RandomizedResponse
+        >>> r = rr_estimate([300, 700], RandomizedResponse(math.log(3)))   # p = 3/4
+        >>> [round(x, 6) for x in r.estimate]
+        [0.1, 0.9]
+        >>> r.lower[1] < 0.9 < r.upper[1]
+        True
+    """
+    from .mechanisms import RandomizedResponse
+
+    if not isinstance(mechanism, RandomizedResponse):
+        raise DomainError(f"mechanism must be a RandomizedResponse; got {type(mechanism).__name__}",
+                          name="mechanism", value=mechanism)
+    k = mechanism.k
+    c = np.asarray(counts)
+    if c.shape != (k,) or c.dtype.kind not in "iuf" or np.any(c < 0) or np.any(c != np.floor(c)):
+        raise DomainError(f"counts must be {k} non-negative integers (one per category); got {counts!r}",
+                          name="counts", value=counts)
+    c = c.astype(np.int64)
+    n = int(c.sum())
+    if n < 1:
+        raise DomainError("counts must contain at least one response; got all zeros", name="counts", value=counts)
+    log_beta = _log_beta(coverage, beta)
+    if float(mechanism.epsilon) == 0.0:
+        raise DomainError("mechanism.epsilon must be in (0, inf) to estimate anything; got 0 (pure noise)",
+                          name="epsilon", value=0.0)
+    p = mechanism._keep_numerator / 2.0**53  # the probability release() really uses
+    q = (1.0 - p) / (k - 1)
+    cells = 1 if k == 2 else k
+    a = math.exp(log_beta) / cells * (1.0 - _MARGIN)  # β per interval (union bound for k > 2)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(c > 0, special.betaincinv(c, n - c + 1, a / 2.0), 0.0)
+        # the upper quantile as 1 − (lower quantile of the mirrored Beta): no 1 − a/2 round-off
+        hi = np.where(c < n, 1.0 - special.betaincinv(n - c, c + 1, a / 2.0), 1.0)
+    est = (c / n - q) / (p - q)
+    low = np.clip((lo - q) / (p - q), 0.0, 1.0)
+    up = np.clip((hi - q) / (p - q), 0.0, 1.0)
+    cov = -math.expm1(log_beta) if beta is None else 1.0 - beta
+    return RREstimate(tuple(map(float, est)), tuple(map(float, low)), tuple(map(float, up)), n, cov)

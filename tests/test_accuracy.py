@@ -361,3 +361,82 @@ def test_rr_estimate_refuses_zero_epsilon_and_other_mechanisms():
         rr_estimate([3, 4], RandomizedResponse(0.0))
     with pytest.raises(DomainError, match="mechanism"):
         rr_estimate([3, 4], Gaussian(1.0))
+
+
+# --------------------------------------------------------------------------- budget allocation
+from renyi import PureDP, ZCDP  # noqa: E402
+from renyi.accuracy import Query, allocate  # noqa: E402
+
+QUERIES = [Query("counts", 1.0, 3000, 1.0, 500.0), Query("sums", 100.0, 3000, 2.0, 2e5),
+           Query("total", 1.0, 1, 0.5, 1e5), Query("marginals", 3.0, 40, 1.0, 800.0)]
+
+
+def _unit_half_widths(kind, coverage=0.95):
+    """Half-widths of unit noise over each query's cells, from mpmath (computed once)."""
+    out = []
+    for q in QUERIES:
+        with mp.workdps(30):
+            cell = 1 - mp.mpf(coverage) ** (mp.mpf(1) / q.cells)
+            out.append(float(mp.sqrt(2) * mp.erfinv(1 - cell)) if kind == "gaussian" else float(-mp.log(cell)))
+    return out
+
+
+UNIT = {"gaussian": _unit_half_widths("gaussian"), "laplace": _unit_half_widths("laplace")}
+
+
+def _loss(kind, loss, parts):
+    """The loss of a split, recomputed from the definitions (not through allocate)."""
+    out = []
+    for q, b, u in zip(QUERIES, parts, UNIT[kind]):
+        noise = q.sensitivity / math.sqrt(2 * b) if kind == "gaussian" else q.sensitivity / b
+        var = noise**2 if kind == "gaussian" else 2 * noise**2
+        out.append((q, var, noise * u))
+    if loss == "variance":
+        return sum(q.weight * q.cells * v for q, v, _ in out)
+    return max(q.weight * lam / q.magnitude for q, _, lam in out)
+
+
+@pytest.mark.parametrize("budget,kind", [(ZCDP(1.0), "gaussian"), (PureDP(2.0), "laplace")])
+@pytest.mark.parametrize("loss", ["variance", "max_relative"])
+def test_allocation_is_optimal_against_perturbed_splits(budget, kind, loss):
+    """No random re-split of the same total does better than the allocation."""
+    a = allocate(budget, QUERIES, loss=loss)
+    total = a.total
+    parts = np.array([q.budget for q in a.queries])
+    assert math.fsum(parts) <= total
+    best = _loss(kind, loss, parts)
+    assert a.loss_value == pytest.approx(best, rel=1e-9)
+    g = np.random.default_rng(1)
+    for _ in range(200):
+        other = parts * np.exp(g.normal(0, 0.2, parts.size))
+        other *= total / other.sum()
+        assert _loss(kind, loss, other) >= best * (1 - 1e-9)
+
+
+def test_allocation_by_weights_and_spend_within_shares():
+    """Weights split proportionally; every query's noise spends no more than its share."""
+    a = allocate(ZCDP(0.5), QUERIES, loss="weights")
+    w = [q.weight for q in QUERIES]
+    for q, qa, wi in zip(QUERIES, a.queries, w):
+        assert qa.share == pytest.approx(wi / sum(w), rel=1e-12)
+        assert Gaussian(qa.noise, q.sensitivity).rho <= qa.budget
+        assert qa.half_width == half_width(Gaussian(qa.noise), 0.95, q.cells)
+    assert math.fsum(q.budget for q in a.queries) <= 0.5
+    b = allocate(PureDP(1.0), [dict(name="x", sensitivity=2.0)])
+    assert b.queries[0].noise >= 2.0 and Laplace(b.queries[0].noise, 2.0).epsilon <= 1.0
+
+
+@pytest.mark.parametrize("args,kwargs,word", [
+    ((1.0, []), {}, "queries"), ((0.0, QUERIES), {}, "rho"), ((1.0, QUERIES), {"loss": "l2"}, "loss"),
+    ((ZCDP(1.0, xi=0.1), QUERIES), {}, "xi"), ((1.0, QUERIES), {"coverage": 1.0}, "coverage"),
+])
+def test_allocation_bad_input(args, kwargs, word):
+    with pytest.raises(DomainError, match=word):
+        allocate(*args, **kwargs)
+
+
+def test_query_bad_input():
+    with pytest.raises(DomainError, match="weight"):
+        Query("q", weight=0.0)
+    with pytest.raises(DomainError, match="cells"):
+        Query("q", cells=0)

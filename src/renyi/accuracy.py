@@ -67,6 +67,11 @@ __all__ = [
     "failure_probability",
     "RREstimate",
     "rr_estimate",
+    "LOSSES",
+    "Query",
+    "QueryAccuracy",
+    "Allocation",
+    "allocate",
 ]
 
 #: Noise kinds :func:`noise_for` can solve for (the parameter is σ or the scale).
@@ -523,3 +528,180 @@ def rr_estimate(counts: Any, mechanism: Any, coverage: float = 0.95, *, beta: fl
     up = np.clip((hi - q) / (p - q), 0.0, 1.0)
     cov = -math.expm1(log_beta) if beta is None else 1.0 - beta
     return RREstimate(tuple(map(float, est)), tuple(map(float, low)), tuple(map(float, up)), n, cov)
+
+
+# --------------------------------------------------------------------------- budget allocation
+#: Losses :func:`allocate` can minimise.
+LOSSES = ("weights", "variance", "max_relative")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One query sharing a budget.
+
+    Args:
+        name: a label.
+        sensitivity: Δ ∈ (0, ∞): ℓ₂ for Gaussian noise (a ``ZCDP`` budget), ℓ₁ for Laplace noise
+            (a ``PureDP`` budget), over all of the query's cells.
+        cells: the number of answers T ≥ 1 the query releases (its interval is simultaneous).
+        weight: w ∈ (0, ∞): the query's importance in the loss (its share under ``"weights"``).
+        magnitude: m ∈ (0, ∞): a typical answer, so that λ/m is a relative error.
+    """
+
+    name: str
+    sensitivity: float = 1.0
+    cells: int = 1
+    weight: float = 1.0
+    magnitude: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sensitivity", POSITIVE.check("sensitivity", self.sensitivity))
+        object.__setattr__(self, "cells", check_int("cells", self.cells, minimum=1))
+        object.__setattr__(self, "weight", POSITIVE.check("weight", self.weight))
+        object.__setattr__(self, "magnitude", POSITIVE.check("magnitude", self.magnitude))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAccuracy:
+    """What one query gets from a split: its budget, its noise, and its accuracy.
+
+    Attributes:
+        name: the query's label.
+        budget: its ρ (Gaussian) or ε (Laplace); the budgets sum to at most the total.
+        share: budget / total.
+        noise: σ (Gaussian) or the scale b (Laplace).
+        half_width: the simultaneous interval half-width over its cells at the coverage asked.
+        relative_half_width: half_width / magnitude.
+        variance: the noise variance of one answer (σ² or 2b²).
+    """
+
+    name: str
+    budget: float
+    share: float
+    noise: float
+    half_width: float
+    relative_half_width: float
+    variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """A split of a budget over queries (see :func:`allocate`).
+
+    ``loss_value`` is the loss attained: Σ w·T·Var for ``"variance"``, max w·λ/m for
+    ``"max_relative"``, and Σ w·λ/m (for information) for ``"weights"``.
+    """
+
+    total: float
+    unit: str
+    kind: str
+    loss: str
+    loss_value: float
+    coverage: float
+    queries: tuple[QueryAccuracy, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "unit": self.unit, "kind": self.kind, "loss": self.loss,
+                "loss_value": self.loss_value, "coverage": self.coverage,
+                "queries": [q.to_dict() for q in self.queries]}
+
+
+def _loss_value(loss: str, queries: tuple[Query, ...], acc: list[QueryAccuracy]) -> float:
+    if loss == "variance":
+        return math.fsum(q.weight * q.cells * a.variance for q, a in zip(queries, acc))
+    if loss == "max_relative":
+        return max(q.weight * a.relative_half_width for q, a in zip(queries, acc))
+    return math.fsum(q.weight * a.relative_half_width for q, a in zip(queries, acc))
+
+
+def allocate(budget: Any, queries: Any, *, loss: str = "weights", coverage: float = 0.95) -> Allocation:
+    """Split a privacy budget over queries to minimise a declared loss.
+
+    A ``ZCDP(ρ)`` budget (or a float ρ) is spent on Gaussian noise, σ_i = Δ_i/√(2ρ_i) with
+    Σρ_i = ρ (zCDP composes by adding ρ: Bun & Steinke 2016, Lemma 7); a ``PureDP(ε)`` budget on
+    Laplace noise, b_i = Δ_i/ε_i with Σε_i = ε. The losses, and the split that minimises each
+    (Lagrange conditions of a convex problem in the shares):
+
+    * ``"weights"``: no optimisation; share_i = w_i/Σw (the simple case).
+    * ``"variance"``: Σ_i w_i·T_i·Var_i. Gaussian: Var_i = Δ_i²/(2ρ_i), so ρ_i ∝ Δ_i·√(w_i T_i);
+      Laplace: Var_i = 2Δ_i²/ε_i², so ε_i ∝ (w_i T_i Δ_i²)^{1/3}.
+    * ``"max_relative"``: max_i w_i·λ_i/m_i, λ_i the simultaneous half-width over the query's
+      T_i cells. λ_i = z_i·Δ_i/√(2ρ_i) with z_i the half-width of unit Gaussian noise over T_i
+      cells (Laplace: λ_i = L_i·Δ_i/ε_i), and the maximum is smallest when all w_i·λ_i/m_i are
+      equal: ρ_i ∝ (w_i z_i Δ_i/m_i)² (Laplace: ε_i ∝ w_i L_i Δ_i/m_i).
+
+    The shares are rounded so that their sum never exceeds the total, and each σ or b is
+    rounded up so that each query spends no more than its share.
+
+    Args:
+        budget: ``ZCDP(rho)`` with ξ = 0, a float ρ > 0, or ``PureDP(epsilon)`` with ε > 0.
+        queries: one or more :class:`Query` (or dicts of its fields).
+        loss: ``"weights"``, ``"variance"`` or ``"max_relative"``.
+        coverage: the coverage of each query's simultaneous interval, in (0, 1).
+
+    Returns:
+        An :class:`Allocation`: per query its budget, share, noise, half-width, relative
+        half-width and variance; and the loss attained.
+
+    Examples:
+        >>> a = allocate(1.0, [Query("counts", cells=3000, magnitude=500.0),
+        ...                    Query("sums", sensitivity=100.0, cells=3000, magnitude=2e5)],
+        ...              loss="max_relative")
+        >>> [round(q.share, 4) for q in a.queries]   # ∝ (Δ/m)²: (1/500)² : (100/2e5)² = 16 : 1
+        [0.9412, 0.0588]
+        >>> round(a.queries[0].relative_half_width / a.queries[1].relative_half_width, 9)
+        1.0
+    """
+    from .definitions import ZCDP, PureDP
+    from .mechanisms import Gaussian, Laplace
+
+    if loss not in LOSSES:
+        raise DomainError(f"loss must be one of {', '.join(LOSSES)}; got {loss!r}", name="loss", value=loss)
+    if isinstance(budget, PureDP):
+        kind, unit, total = "laplace", "epsilon", POSITIVE.check("epsilon", float(budget.epsilon))
+    elif isinstance(budget, ZCDP):
+        if budget.xi != 0.0:
+            raise DomainError(f"budget xi must be 0 for a Gaussian split; got {budget.xi!r}", name="xi",
+                              value=budget.xi)
+        kind, unit, total = "gaussian", "rho", POSITIVE.check("rho", budget.rho)
+    else:
+        kind, unit, total = "gaussian", "rho", POSITIVE.check("rho", budget)
+    qs = tuple(q if isinstance(q, Query) else Query(**q) for q in ([queries] if isinstance(queries, Query) else queries))
+    if not qs:
+        raise DomainError("queries must name at least one query; got none", name="queries", value=queries)
+    cov = PROBABILITY_OPEN.check("coverage", coverage)
+    unit_noise = Gaussian(1.0) if kind == "gaussian" else Laplace(1.0)
+    z = [half_width(unit_noise, cov, q.cells) for q in qs]
+    if loss == "weights":
+        raw = [q.weight for q in qs]
+    elif loss == "variance":
+        raw = ([q.sensitivity * math.sqrt(q.weight * q.cells) for q in qs] if kind == "gaussian"
+               else [(q.weight * q.cells * q.sensitivity**2) ** (1.0 / 3.0) for q in qs])
+    else:
+        raw = [q.weight * zi * q.sensitivity / q.magnitude for q, zi in zip(qs, z)]
+        if kind == "gaussian":
+            raw = [r * r for r in raw]
+    s = math.fsum(raw)
+    parts = [total * (r / s) * (1.0 - 4e-16 * len(qs)) for r in raw]
+    while math.fsum(parts) > total:  # never hand out more than the total
+        parts = [math.nextafter(p, 0.0) for p in parts]
+    acc: list[QueryAccuracy] = []
+    for q, part in zip(qs, parts):
+        if kind == "gaussian":
+            noise = q.sensitivity / math.sqrt(2.0 * part)
+            while q.sensitivity**2 / (2.0 * noise**2) > part:
+                noise = math.nextafter(noise, math.inf)
+            mech: Any = Gaussian(noise, q.sensitivity)
+            var = noise * noise
+        else:
+            noise = q.sensitivity / part
+            while q.sensitivity / noise > part:
+                noise = math.nextafter(noise, math.inf)
+            mech = Laplace(noise, q.sensitivity)
+            var = 2.0 * noise * noise
+        lam = half_width(mech, cov, q.cells)
+        acc.append(QueryAccuracy(q.name, part, part / total, noise, lam, lam / q.magnitude, var))
+    return Allocation(total, unit, kind, loss, _loss_value(loss, qs, acc), cov, tuple(acc))

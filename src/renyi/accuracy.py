@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special  # type: ignore[import-untyped]
+from scipy import special
 
 from ._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from .errors import DomainError

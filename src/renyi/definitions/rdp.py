@@ -195,7 +195,14 @@ class RDP(Guarantee):
 
     @classmethod
     def from_point(cls, alpha: float, epsilon: float) -> RDP:
-        """A single (α, ε)-RDP guarantee (ε bounds every order ≤ α; nothing beyond)."""
+        """A single (α, ε)-RDP guarantee (ε bounds every order ≤ α; nothing beyond).
+
+        Args:
+            alpha: α ∈ (1, ∞] (a number, not an array: use :meth:`from_points`).
+            epsilon: ε ∈ [0, ∞).
+        """
+        alpha = ORDER.check("alpha", alpha)
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return cls.from_points([alpha], [epsilon], label=f"(α={alpha:g}, ε={epsilon:g})")
 
 

@@ -628,6 +628,8 @@ def gdp_delta(mu: float, epsilon: float) -> float:
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     if mu == 0.0:
         return 0.0
+    if mu * mu / 2.0 == math.inf:
+        return 1.0
     if mu > _GDP_EXACT_MAX_MU:
         return zcdp_delta(mu * mu / 2.0, 0.0, epsilon).value
     return min(1.0, round_up(math.exp(float(lm.log_delta_gaussian(epsilon, mu)))))
@@ -643,6 +645,8 @@ def gdp_to_approx_dp(mu: float, delta: float) -> Conversion:
     method = "exact Gaussian (BW18 Thm 8 / GDP)"
     if mu == 0.0:
         return Conversion(0.0, None, method)
+    if mu * mu / 2.0 == math.inf:
+        return Conversion(math.inf, None, "μ-GDP with μ²/2 beyond the largest double: no finite bound")
     if mu > _GDP_EXACT_MAX_MU:
         # Beyond this μ the exact formula cannot be evaluated accurately in doubles (it fell
         # below the true ε for μ ≥ 5.6e8); μ-GDP is (μ²/2)-zCDP ([BS16] Prop. 6 with the

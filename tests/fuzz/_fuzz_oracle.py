@@ -37,7 +37,7 @@ from renyi.errors import DomainError, RenyiError
 #: Seconds after which a call counts as a hang.
 TIMEOUT = float(os.environ.get("RENYI_FUZZ_TIMEOUT", "5"))
 #: Examples per fuzz target: small in the default suite, large with ``-m fuzz``.
-SHORT = int(os.environ.get("RENYI_FUZZ_SHORT", "40"))
+SHORT = int(os.environ.get("RENYI_FUZZ_SHORT", "20"))
 LONG = int(os.environ.get("RENYI_FUZZ_LONG", "1500"))
 
 COUNTS: Counter[str] = Counter()

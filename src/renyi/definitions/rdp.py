@@ -186,6 +186,9 @@ class RDP(Guarantee):
             inf_vals = e[np.isinf(a)]
             eps_inf = min(eps_inf, float(inf_vals.min()))
             e, a = e[np.isfinite(a)], a[np.isfinite(a)]
+        if a.size == 0:  # only ε(∞): by monotonicity it bounds every order
+            return cls(_ConstantCurve(eps_inf), eps_inf=eps_inf, convex=True, orders=(),
+                       label=label or f"ε(∞) = {eps_inf:g}")
         order = np.argsort(a)
         a, e = a[order], e[order]
         # A bound at a higher order is also a bound at every lower one (monotonicity).
@@ -337,6 +340,19 @@ def _group_eval(fn: CurveFn, k: int, beta: np.ndarray) -> np.ndarray:
         second = _group_eval(fn, b, 2.0 * beta)
         out = first + second
     return np.where(np.isnan(out), math.inf, out)
+
+
+class _ConstantCurve:
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return np.full(np.shape(alpha), self.value)
+
+    def __repr__(self) -> str:
+        return f"{self.value:g}"
 
 
 class _PointsCurve:

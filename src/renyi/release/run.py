@@ -248,7 +248,10 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
                                 "every row must belong to an identified individual", name=s.data.privacy_unit,
                                 value=nulls)
             if salt is None:
-                salt = secrets.randbits(63)  # the OS's CSPRNG: the row choice is unpredictable
+                from ..samplers import secure_rng
+
+                # from the secure generator (os.urandom): the row choice cannot be predicted
+                salt = int(secure_rng().integers(0, 2**63))
             step("aggregating")
             exact = engine.aggregate(plan, salt)
         rid = secrets.token_hex(6)

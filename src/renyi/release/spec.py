@@ -541,7 +541,8 @@ def parse_spec(data: Mapping[str, Any], *, base_dir: str | None = None, source: 
     title = data.get("title", "")
     if not isinstance(title, str):
         raise SpecError(f"title must be a string; got {_kind(title)}")
-    return ReleaseSpec(name=title or os.path.basename(source), data=ds, queries=queries, rho=rho, budget=budget,
+    name = title or (os.path.basename(source) if source != "<dict>" else "release")
+    return ReleaseSpec(name=name, data=ds, queries=queries, rho=rho, budget=budget,
                        delta=d, ledger=ledger, ledger_budget=ledger_budget, out_dir=out_dir, out_format=out_format,
                        memory_limit=mem, threads=threads, source=source)
 

@@ -1,0 +1,25 @@
+"""Privacy loss distributions: the tight numerical accounting route.
+
+The contract used by :mod:`renyi.routes`:
+
+* :func:`supports` — whether a dominating pair is known for a mechanism or guarantee value;
+* :func:`epsilon_bounds` / :func:`delta_bounds` — a certified (lower, upper) bracket on the
+  ε (or δ) of a composition given as (mechanism, count) pairs.
+
+The richer API: :class:`PrivacyLossDistribution` (a value with ``+``, ``compose(k)``,
+``epsilon(δ)``/``delta(ε)`` returning :class:`Bounds`).
+
+Examples:
+    >>> from renyi.mechanisms import Gaussian
+    >>> from renyi.subsampling import PoissonSubsampled
+    >>> lo, hi = epsilon_bounds([(PoissonSubsampled(Gaussian(1.1), 0.025), 80)], 1e-5)
+    >>> 1.29 < lo <= hi < 1.32
+    True
+"""
+
+from __future__ import annotations
+
+from ._profiles import supports
+from .distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
+
+__all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution"]

@@ -41,7 +41,9 @@ import numpy as np
 from . import conversions as conv
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
 from ._version import __version__
+from . import routes as _routes
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+from .definitions.base import Item, items_of
 from .errors import BudgetExceededError, ConversionError, DomainError, LedgerError
 from .ledger import (
     LEDGER_FORMAT,
@@ -62,6 +64,7 @@ __all__ = [
     "AccountantReport",
     "default_orders",
     "DEFAULT_FILTER_ORDERS",
+    "replay",
 ]
 
 #: Orders used by the (ε, δ) filter by default: α = 1 + 2^k, k = −4, −3.5, …, 16 (41 orders).
@@ -270,6 +273,25 @@ def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
     zc2 = _zcdp_of(g)
     xi, rho = (None, None) if zc2 is None else zc2
     return _Unit(gj, _clean(g.rdp(grid), n), float(g.rdp(math.inf)), xi, rho, None, 0.0)
+
+
+def _item_key(item: Any) -> Any:
+    """A dictionary key for a spent item that is a value (a frozen dataclass: a mechanism or a
+    guarantee, whose curve callables compare by value), else None.
+
+    Equal values have equal guarantees, so the accountant reuses the per-unit curve it
+    evaluated for an equal item: a repeated per-step spend costs a dictionary lookup instead
+    of a curve evaluation on the grid.
+    """
+    params = getattr(type(item), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return None
+    key = (type(item), item)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _resolve(item: Any) -> tuple[Guarantee, str | None]:
@@ -522,6 +544,11 @@ class AccountantReport:
     witness: float | None
     ledger: str
     grid_size: int
+    #: the lower end of the PLD route's bracket when ``method`` is ``"pld"``, else None
+    lower: float | None = None
+    #: what ``epsilon`` rests on (see :mod:`renyi.routes`), e.g. that the sequence was fixed
+    #: in advance; the budget itself is enforced by a filter valid under full adaptivity
+    assumption: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (guarantees as ``repr``; ∞ as the string "inf")."""
@@ -544,6 +571,8 @@ class AccountantReport:
             "witness": num(self.witness),
             "ledger": self.ledger,
             "grid_size": self.grid_size,
+            "lower": num(self.lower),
+            "assumption": self.assumption,
         }
 
 
@@ -659,9 +688,14 @@ class Accountant:
             store.close()
             raise
         self._totals = _Totals.empty(self._grid.size)
-        self._records: list[SpendRecord] = []
-        self._decoded: dict[int, Spend] = {}
         self._cache: dict[Any, _Unit] = {}
+        # The mechanisms (or guarantees) spent through this object, merged by equality, for the
+        # routes that need them (PLD). None once the ledger holds spends this object did not
+        # make (other processes, an import, an existing ledger): the ledger stores guarantees,
+        # not mechanisms, and a route may only account for everything that was spent.
+        self._live: dict[Any, list[Any]] | None = {}
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
+        self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
     # ----- context manager -------------------------------------------------------------
@@ -707,9 +741,10 @@ class Accountant:
     def refresh(self) -> None:
         """Read spends recorded by other processes since the last read."""
         with self._lock:
-            self._apply(self._ledger.rows_after(self._totals.last_id))
+            self._apply(self._ledger.iter_rows(self._totals.last_id))
 
-    def _apply(self, rows: list[SpendRecord]) -> None:
+    def _apply(self, rows: Iterable[SpendRecord]) -> None:
+        # Only the totals are kept: memory does not grow with the length of the ledger.
         t = self._totals
         for r in rows:
             if r.id != t.last_id + 1:
@@ -717,7 +752,7 @@ class Accountant:
             if r.rdp.size != self._grid.size:
                 raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
             t = t.plus(r, r.count, r.id)
-            self._records.append(r)
+            self._live = None  # a spend this object did not make: its mechanism is unknown
         self._totals = t
 
     def _unit(self, g: Guarantee) -> _Unit:
@@ -787,16 +822,25 @@ class Accountant:
                     raise LedgerError(f"ledger assigned id {new_id}, expected {trial.last_id}")
             rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
                               rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
-            self._records.append(rec)
             self._totals = trial
+            self._remember(item, k)
             return self._spend_of(rec)
 
     def _prepare(self, item: Any, count: Any, label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit]:
         k = check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
-        g, mech = _resolve(item)
-        unit = self._unit(g)
+        key = _item_key(item)
+        hit = None if key is None else self._items.get(key)
+        if hit is None:
+            g, mech = _resolve(item)
+            unit = self._unit(g)
+            if key is not None:
+                if len(self._items) >= 1024:
+                    self._items.clear()
+                self._items[key] = (g, mech, unit)
+        else:
+            g, mech, unit = hit
         self._filter.check_unit(unit)
         return g, mech, k, label, unit
 
@@ -821,24 +865,41 @@ class Accountant:
 
     # ----- reading ----------------------------------------------------------------------
     def _spend_of(self, r: SpendRecord) -> Spend:
-        s = self._decoded.get(r.id)
-        if s is None:
+        # Records of one cached unit share its JSON and its grid values (the same objects),
+        # so repeated spends of one mechanism decode once; identity is checked, not assumed.
+        key = (id(r.guarantee), id(r.rdp))
+        hit = self._decode_memo.get(key)
+        if hit is not None and hit[0] is r.guarantee and hit[1] is r.rdp:
+            g = hit[2]
+        else:
             g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
-            s = Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
-            self._decoded[r.id] = s
-        return s
+            if len(self._decode_memo) >= 1024:
+                self._decode_memo.clear()
+            self._decode_memo[key] = (r.guarantee, r.rdp, g)
+        return Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
+
+    def _stored(self) -> list[SpendRecord]:
+        # Re-read from the ledger (the accountant keeps only totals); the rows this
+        # accountant has applied are exactly ids 1..last_id.
+        last = self._totals.last_id
+        out = []
+        for r in self._ledger.iter_rows(0):
+            if r.id > last:
+                break
+            out.append(r)
+        return out
 
     @property
     def history(self) -> tuple[Spend, ...]:
         """Every recorded spend, in ledger order (call :meth:`refresh` to see other processes')."""
         with self._lock:
-            return tuple(self._spend_of(r) for r in self._records)
+            return tuple(self._spend_of(r) for r in self._stored())
 
     @property
     def records(self) -> tuple[SpendRecord, ...]:
         """The raw stored records (per-unit values on the grid)."""
         with self._lock:
-            return tuple(self._records)
+            return tuple(self._stored())
 
     @property
     def state(self) -> dict[str, Any]:
@@ -884,6 +945,16 @@ class Accountant:
         return curve if d == 0.0 else ApproxRDP(curve, d)
 
     @property
+    def within_budget(self) -> bool:
+        """Whether the recorded spends pass the budget's filter (True without a budget).
+
+        This is the one budget check: :meth:`spend` admits a spend exactly when the totals
+        with it would be within budget, and the pipeline report asks the same question.
+        """
+        with self._lock:
+            return self._filter.admits(self._totals)
+
+    @property
     def remaining(self) -> Guarantee | None:
         """What is left of the budget, in the budget's own terms (None without a budget).
 
@@ -895,61 +966,96 @@ class Accountant:
         with self._lock:
             return self._filter.remaining(self._totals)
 
-    def _routes(self) -> list[tuple[str, Guarantee]]:
-        """Every valid view of the spends so far, as (route name, guarantee): exact GDP,
-        zCDP, pure/basic, and the RDP curve on the grid ([CKS20] Prop. 12 when converted)."""
+    def _remember(self, item: Any, count: int) -> None:
+        if self._live is None:
+            return
+        for obj, k in items_of(item, count):
+            try:
+                key: Any = (type(obj), obj)
+                hash(key)
+            except TypeError:
+                key = ("id", id(obj))
+            if key in self._live:
+                self._live[key][1] += k
+            else:
+                self._live[key] = [obj, k]
+
+    def _live_items(self) -> list[Item] | None:
+        if self._live is None or not self._live:
+            return None
+        return [(o, int(k)) for o, k in self._live.values()]
+
+    def _route_inputs(self) -> list[tuple[_routes.Route, Any]]:
+        """Each accounting route of :mod:`renyi.routes` with what the accountant can give it:
+        the exact summaries of the totals (Σμ² for the exact route, (Σξ, Σρ) for zCDP, Σε(∞)
+        and Σδ for the direct (ε, δ) route, the RDP curve on the grid for RDP), and the spent
+        mechanisms themselves for the PLD route when this object made every spend."""
         t = self._totals
         d = t.delta
         if d >= 1.0:
-            return [] if t.mu2 is None else [("GDP route", GDP(_sqrt_up(t.mu2)))]
-        routes: list[tuple[str, Guarantee]] = []
+            return [] if t.mu2 is None else [(_routes.EXACT, GDP(_sqrt_up(t.mu2)))]
+        out: list[tuple[_routes.Route, Any]] = []
         if t.mu2 is not None:
-            routes.append(("GDP route", GDP(_sqrt_up(t.mu2))))
-        if t.rho is not None:
-            routes.append(("zCDP route", ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
-        if math.isfinite(t.eps_inf):
-            routes.append(("pure/basic route", ApproxDP(t.eps_inf, d)))
+            out.append((_routes.EXACT, GDP(_sqrt_up(t.mu2))))
+        live = self._live_items()
+        if live is not None:
+            out.append((_routes.PLD, live))
         if np.any(np.isfinite(t.rdp)):
             curve = self._curve()
-            routes.append(("RDP grid route", curve if d == 0.0 else ApproxRDP(curve, d)))
-        return routes
+            out.append((_routes.RDP_ROUTE, curve if d == 0.0 else ApproxRDP(curve, d)))
+        if t.rho is not None:
+            out.append((_routes.ZCDP_ROUTE, ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
+        if math.isfinite(t.eps_inf):
+            out.append((_routes.DIRECT, ApproxDP(t.eps_inf, d)))
+        return out
 
-    def best_epsilon(self, delta: float) -> Conversion:
-        """The smallest ε at ``delta`` over every valid route for the spends so far (exact
-        GDP, zCDP, pure/basic, RDP on the grid via [CKS20] Prop. 12), with its method."""
-        delta = PROBABILITY_OPEN.check("delta", delta)
+    def _best(self, which: str, x: float, method: str | None) -> Conversion:
+        if method is not None:
+            _routes.route(method)  # unknown names are a DomainError
         with self._lock:
             if self._totals.spends == 0:
                 return Conversion(0.0, None, "nothing spent")
-            cands = []
-            for name, g in self._routes():
-                c = g.best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
-            if not cands:
-                return Conversion(math.inf, None, "no finite bound")
-            return min(cands, key=lambda c: c.value)
+            results = []
+            for r, obj in self._route_inputs():
+                if method is not None and r.name != method:
+                    continue
+                try:
+                    c = r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
+                except ConversionError as exc:
+                    results.append(_routes.RouteResult(r, None, str(exc)))
+                    continue
+                results.append(_routes.RouteResult(r, c))
+            if method is not None and not any(res.applicable for res in results):
+                why = results[0].note if results else "the accountant has no input for it"
+                raise ConversionError(f"the {method} route does not apply to these spends: {why}")
+            return _routes.best(results, none_value=math.inf if which == "epsilon" else 1.0)
 
-    def epsilon(self, delta: float) -> float:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        """The smallest ε at ``delta`` over the accounting routes (:mod:`renyi.routes`) for
+        the spends so far, with the route's name as ``method``.
+
+        The routes: exact GDP (every spend Gaussian), RDP on the grid ([CKS20] Prop. 12), zCDP,
+        the direct (ε, δ) route (every spend pure or (ε, δ)), and the PLD route when every spend
+        was made by this object (the ledger keeps guarantees, not mechanisms). Like
+        :attr:`spent`, the number is the guarantee of the realised sequence *as if it had been
+        fixed in advance*; under fully adaptive choices the valid statement is the budget,
+        enforced by the filter. ``method`` selects one route.
+        """
+        delta = PROBABILITY_OPEN.check("delta", delta)
+        return self._best("epsilon", delta, method)
+
+    def epsilon(self, delta: float, method: str | None = None) -> float:
         """The smallest valid ε at ``delta`` for the spends so far (see :meth:`best_epsilon`)."""
-        return self.best_epsilon(delta).value
+        return self.best_epsilon(delta, method).value
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """The smallest δ at ``epsilon`` over the same routes as :meth:`best_epsilon`."""
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
-        with self._lock:
-            if self._totals.spends == 0:
-                return Conversion(0.0, None, "nothing spent")
-            cands = []
-            for name, g in self._routes():
-                c = g.best_delta(epsilon)
-                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
-            if not cands:
-                return Conversion(1.0, None, "no finite bound")
-            return min(cands, key=lambda c: c.value)
+        return self._best("delta", epsilon, method)
 
-    def delta(self, epsilon: float) -> float:
+    def delta(self, epsilon: float, method: str | None = None) -> float:
         """The smallest valid δ at ``epsilon`` for the spends so far (see :meth:`best_delta`)."""
-        return self.best_delta(epsilon).value
+        return self.best_delta(epsilon, method).value
 
     def report(self, delta: float | None = None) -> AccountantReport:
         """A summary: budget, filter, totals, what remains, and ε at ``delta`` (default: the
@@ -960,6 +1066,9 @@ class Accountant:
                     self._budget, (ApproxDP, ApproxZCDP)) else 0.0
                 delta = bd if bd > 0 else None
             conv_ = self.best_epsilon(delta) if delta is not None else None
+            assumption = None
+            if conv_ is not None and conv_.method in _routes.names():
+                assumption = _routes.route(conv_.method).assumption
             return AccountantReport(
                 budget=self._budget,
                 filter=self._filter.describe(),
@@ -973,6 +1082,8 @@ class Accountant:
                 witness=None if conv_ is None else conv_.witness,
                 ledger=repr(self._ledger),
                 grid_size=int(self._grid.size),
+                lower=None if conv_ is None else conv_.lower,
+                assumption=assumption,
             )
 
     # ----- export / import ----------------------------------------------------------------
@@ -981,17 +1092,24 @@ class Accountant:
 
         Line 1 is ``{"header": {...}}``; each further line is one record (docs/accountant.md).
         """
-        with self._lock:
-            self.refresh()
-            lines = [json.dumps({"header": self._header}, allow_nan=False)]
-            lines += [json.dumps(r.to_json(), allow_nan=False) for r in self._records]
-        text = "\n".join(lines) + "\n"
+        def write(fh: IO[str]) -> int:
+            # One line at a time: memory does not grow with the length of the ledger.
+            with self._lock:
+                self.refresh()
+                last = self._totals.last_id
+                fh.write(json.dumps({"header": self._header}, allow_nan=False) + "\n")
+                n = 0
+                for r in self._ledger.iter_rows(0):
+                    if r.id > last:
+                        break
+                    fh.write(json.dumps(r.to_json(), allow_nan=False) + "\n")
+                    n += 1
+            return n
+
         if isinstance(dest, (str, os.PathLike)):
             with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            dest.write(text)
-        return len(lines) - 1
+                return write(fh)
+        return write(dest)
 
     def import_jsonl(self, src: str | os.PathLike[str] | IO[str]) -> int:
         """Append the spends of an exported history, all or nothing, checking the budget.
@@ -1044,14 +1162,11 @@ class Accountant:
                             requested=guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp),
                             remaining=self.remaining,
                         )
-                new = []
                 for i, r in enumerate(recs):
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
-                    new.append(SpendRecord(nid, r.time, r.label, r.count, r.guarantee, r.mechanism, r.rdp,
-                                           r.eps_inf, r.xi, r.rho, r.mu, r.delta))
-            self._records.extend(new)
+            self._live = None
             self._totals = t
         return len(recs)
 
@@ -1086,3 +1201,43 @@ def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
     raise TypeError(
         f"unsupported budget {type(g).__name__}: use ApproxDP, PureDP, ZCDP, ApproxZCDP, GDP or an RDP curve"
     )
+
+
+# --------------------------------------------------------------------------------------
+# Replaying a stored history (read-only tools: `renyi ledger show`, audits)
+# --------------------------------------------------------------------------------------
+class _ReplayLedger(Ledger):
+    """A read-only view of a header and a stream of records, for :func:`replay`."""
+
+    def __init__(self, header: dict[str, Any], rows: Iterable[SpendRecord]) -> None:
+        self._header = header
+        self._rows = iter(rows)
+
+    def __repr__(self) -> str:
+        return "replay"
+
+    def initialize(self, header: dict[str, Any]) -> dict[str, Any]:
+        return self._header
+
+    def iter_rows(self, last_id: int) -> Any:
+        for r in self._rows:
+            if r.id > last_id:
+                yield r
+
+    def rows_after(self, last_id: int) -> list[SpendRecord]:
+        return list(self.iter_rows(last_id))
+
+    def transaction(self) -> Any:
+        raise LedgerError("a replayed ledger is read-only")
+
+
+def replay(header: dict[str, Any], rows: Iterable[SpendRecord]) -> Accountant:
+    """An accountant holding the totals of a stored history, read one row at a time.
+
+    The same totals, filter and budget check as :class:`Accountant` on that ledger (one source
+    of truth), in memory independent of the number of rows. The result cannot spend.
+
+    Raises:
+        LedgerError: for a malformed header or rows.
+    """
+    return Accountant(ledger=_ReplayLedger(header, rows))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from ._lazy import optimize
 
 from ._validation import NONNEGATIVE, ORDER, POSITIVE, PROBABILITY_OPEN, check_int
 from .composition import as_guarantee
@@ -56,6 +56,9 @@ class Calibration:
     achieved: Guarantee
     target: Guarantee = field(repr=False)
     made: Any = field(repr=False, compare=False)
+    #: the accounting route that certified ``achieved`` for an (ε, δ) target (see
+    #: :mod:`renyi.routes`), else None
+    method: str | None = field(default=None, compare=False)
 
     def __float__(self) -> float:
         return float(self.value)
@@ -65,8 +68,16 @@ class Calibration:
 class _Target:
     """A target as a monotone measure: ``excess(obj)`` ≤ 0 iff obj meets the target."""
 
-    def __init__(self, target: Any, definition: str | None) -> None:
+    def __init__(self, target: Any, definition: str | None, method: str | None = None) -> None:
         self.definition = definition
+        if method is not None:
+            from .routes import route
+
+            route(method)  # an unknown name is a DomainError now, not "cannot be met" later
+        # An (ε, δ) target is measured through one accounting route: the one named, the one the
+        # definition names, or (None) the minimum over all of them (renyi.routes).
+        self.method = method if method is not None else definition
+        self.route_used: str | None = None
         if isinstance(target, tuple) and len(target) == 2 and not isinstance(target, Guarantee):
             alpha = ORDER.check("alpha", target[0])
             eps = NONNEGATIVE.check("epsilon", target[1])
@@ -116,10 +127,16 @@ class _Target:
                           name="definition", value=self.definition)
 
     def _evaluate(self, obj: Any) -> tuple[float, bool, Guarantee | None]:
-        src = self._route(obj)
         if self.kind == "approx":
-            e = float(src.best_epsilon(self.delta).value)
+            from .routes import best_epsilon
+
+            # The certified upper bound of the route (PLD: the upper end of its bracket), so
+            # the returned parameter meets the target one-sidedly.
+            c = best_epsilon(obj, self.delta, self.method)
+            e = float(c.value)
+            self.route_used = c.method
             return _log_ratio(e, self.eps), e <= self.eps, ApproxDP(e, self.delta) if math.isfinite(e) else None
+        src = self._route(obj)
         if self.kind == "pure":
             e = float(as_guarantee(src).rdp(math.inf)) if not isinstance(src, PureDP) else float(src.epsilon)
             return _log_ratio(e, self.eps), e <= self.eps, PureDP(e) if math.isfinite(e) else None
@@ -247,7 +264,7 @@ def _solve(prob: _Problem, t_in: float, t_out: float) -> float:
 
 
 def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, float] | None = None,
-              definition: str | None = None, integer: bool = False) -> Calibration:
+              definition: str | None = None, integer: bool = False, method: str | None = None) -> Calibration:
     """Find the parameter of ``make`` with the least noise that meets ``target``.
 
     Args:
@@ -261,6 +278,9 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
             ``"rdp"`` (through its RDP curve) or ``"zcdp"`` (through zCDP).
         integer: the parameter is an integer (steps, counts): the largest/smallest feasible
             integer is returned.
+        method: for an (ε, δ) target, the accounting route that measures ε (``"exact"``,
+            ``"pld"``, ``"rdp"``, ``"zcdp"``, ...; :mod:`renyi.routes`). Default: the tightest
+            valid route — its certified upper bound, so the target still holds.
 
     Returns:
         :class:`Calibration` with ``value`` on the safe side and ``achieved`` re-verified to
@@ -273,7 +293,7 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     """
     if not callable(make):
         raise TypeError(f"make must be callable; got {type(make).__name__}")
-    tgt = _Target(target, definition)
+    tgt = _Target(target, definition, method)
     if integer:
         lo_x, hi_x = (1, _INT_MAX) if bounds is None else (check_int("bounds[0]", bounds[0], minimum=0),
                                                           check_int("bounds[1]", bounds[1], minimum=0))
@@ -290,6 +310,10 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
                 raise DomainError(f"bounds must satisfy 0 < lo < hi < inf; got {bounds!r}", name="bounds", value=bounds)
             lo, hi = math.log(b0), math.log(b1)
         t0 = min(max(0.0, lo), hi) if bounds is None else 0.5 * (lo + hi)
+    if tgt.kind == "approx" and tgt.method in (None, "rdp") and _rdp_is_tightest(make, tgt, t0, integer):
+        fast = _dpsgd_route(make, tgt, lo, hi, t0, integer)
+        if fast is not None:
+            return fast
     prob = _Problem(make, tgt, integer)
     ts = _expand(prob, lo, hi, t0)
     flags = [prob.meets(t) for t in ts]
@@ -336,7 +360,111 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     _, ok, achieved = tgt.evaluate(made)
     if not ok or achieved is None:  # pragma: no cover - guarded by the search
         raise RenyiError(f"calibration failed to verify: {achieved!r} does not meet {tgt.describe()}")
-    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made)
+    used = tgt.route_used if tgt.kind == "approx" else None
+    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made, method=used)
+
+
+# --------------------------------------------------------------------------- DP-SGD route
+def _rdp_is_tightest(make: Callable[[Any], Any], tgt: _Target, t0: float, integer: bool) -> bool:
+    """Whether the DP-SGD solvers (RDP) are the route to calibrate with: when the RDP route
+    is asked for, or when no tighter route (PLD) applies to what ``make`` builds."""
+    if tgt.method == "rdp":
+        return True
+    from .routes import route
+
+    try:
+        route("pld").epsilon(make(int(t0) if integer else math.exp(t0)), tgt.delta)
+    except (ConversionError, DomainError, OverflowError, ZeroDivisionError, TypeError):
+        return True
+    return False
+
+
+def _dpsgd_params(obj: Any) -> tuple[float, float, int] | None:
+    """(q, σ, T) when ``obj`` is T Poisson-subsampled Gaussian steps (DP-SGD), else None."""
+    from .subsampling import PoissonSubsampled, SubsampledGaussianRDP
+
+    if isinstance(obj, PoissonSubsampled):
+        nm = obj.noise_multiplier
+        return None if nm is None or obj.rate in (0.0, 1.0) else (obj.rate, nm, 1)
+    if isinstance(obj, SubsampledGaussianRDP):
+        return obj.q, obj.sigma, obj.steps
+    return None
+
+
+class _Surrogate:
+    """Meets the target iff the varying DP-SGD parameter is on the safe side of its solved value
+    (cheap: builds ``make(x)`` and reads its parameters, no accounting)."""
+
+    def __init__(self, index: int, solved: float, safe_above: bool) -> None:
+        self.index, self.solved, self.safe_above = index, solved, safe_above
+
+    def evaluate(self, obj: Any) -> tuple[float, bool, Any]:
+        p = _dpsgd_params(obj)
+        if p is None:
+            raise DomainError("make(x) stopped being a DP-SGD composition", name="make")
+        v = float(p[self.index])
+        excess = _log_ratio(self.solved, v) if self.safe_above else _log_ratio(v, self.solved)
+        return excess, (v >= self.solved) if self.safe_above else (v <= self.solved), None
+
+
+def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float, t0: float,
+                 integer: bool) -> Calibration | None:
+    """Calibrate a DP-SGD composition (T Poisson-subsampled Gaussian steps) by the dedicated
+    solvers of :mod:`renyi.dpsgd` instead of a root search over full ε evaluations.
+
+    Two probes of ``make`` tell which one of (q, σ, T) the parameter drives; the solver gives
+    the boundary value of that parameter; a cheap search maps it back to x; the result is
+    re-verified exactly as the generic path would. Returns None (generic path) whenever this
+    does not apply or anything is unexpected.
+    """
+    from . import dpsgd
+
+    probe = _Problem(make, _Target(ApproxDP(tgt.eps, tgt.delta), None), integer)
+    pts = [t0, min(t0 + 1.0, hi) if t0 + 1.0 <= hi else max(t0 - 1.0, lo)]
+    try:
+        made = [make(probe.x_of(t)) for t in pts]
+    except (DomainError, OverflowError, ZeroDivisionError, ConversionError, TypeError):
+        return None
+    params = [_dpsgd_params(m) for m in made]
+    if params[0] is None or params[1] is None:
+        return None
+    moving = [i for i in range(3) if params[0][i] != params[1][i]]
+    if len(moving) != 1:
+        return None
+    i = moving[0]
+    q, sigma, steps = params[0]
+    try:
+        if i == 1:
+            solved: float = float(dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps))
+        elif i == 2:
+            solved = float(dpsgd.steps(tgt.eps, tgt.delta, sigma, q))
+            if solved < 1:
+                return None
+        else:
+            solved = float(dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps))
+            if solved <= 0.0:
+                return None
+    except DomainError:
+        return None
+    prob = _Problem(make, _Surrogate(i, solved, safe_above=(i == 1)), integer)  # type: ignore[arg-type]
+    ts = _expand(prob, lo, hi, t0)
+    flags = [prob.meets(t) for t in ts]
+    feas = [t for t, f in zip(ts, flags) if f]
+    infeas = [t for t, f in zip(ts, flags) if not f and not math.isnan(prob.excess(t))]
+    if not feas or not infeas:
+        return None
+    if max(feas) < min(infeas):
+        t_best = _solve(prob, max(feas), min(t for t in infeas if t > max(feas)))
+    elif min(feas) > max(infeas):
+        t_best = _solve(prob, min(feas), max(t for t in infeas if t < min(feas)))
+    else:
+        return None
+    value = prob.x_of(t_best)
+    made_v = make(value)
+    _, ok, achieved = tgt.evaluate(made_v)
+    if not ok or achieved is None:
+        return None
+    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made_v, method=tgt.route_used)
 
 
 # --------------------------------------------------------------------------- conveniences
@@ -350,7 +478,8 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
         sensitivity: ℓ₂-sensitivity Δ ∈ (0, ∞).
         count: number of (adaptive) runs k ≥ 1 (up to 10⁶ and beyond: μ = √k·Δ/σ).
         method: ``"exact"`` (the analytic Gaussian, [BW18] Thm 8 / GDP — the smallest valid σ),
-            ``"zcdp"`` (through ρ and [CKS20] Cor. 13) or ``"rdp"``.
+            ``"zcdp"`` (through ρ and [CKS20] Cor. 13), ``"rdp"`` or ``"pld"`` (the routes of
+            :mod:`renyi.routes`).
 
     Returns:
         :class:`Calibration`; ``value`` is σ and ``made`` the k-fold guarantee.
@@ -365,9 +494,9 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
     dlt = PROBABILITY_OPEN.check("delta", delta)
     sens = POSITIVE.check("sensitivity", sensitivity)
     k = check_int("count", count)
-    routes = {"exact": None, "zcdp": "zcdp", "rdp": "rdp"}
-    if method not in routes:
-        raise DomainError(f"method must be one of 'exact', 'zcdp', 'rdp'; got {method!r}", name="method", value=method)
+    if method not in ("exact", "zcdp", "rdp", "pld"):
+        raise DomainError(f"method must be one of 'exact', 'zcdp', 'rdp', 'pld'; got {method!r}", name="method",
+                          value=method)
 
     def make(s: float) -> Any:
         m = Gaussian(s, sens)
@@ -375,7 +504,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
 
     # σ scales like √k·Δ: centre the search there so that bracketing is short.
     scale = math.sqrt(k) * sens
-    return calibrate(make, ApproxDP(eps, dlt), bounds=(scale * 1e-8, scale * 1e8), definition=routes[method])
+    return calibrate(make, ApproxDP(eps, dlt), bounds=(scale * 1e-8, scale * 1e8), method=method)
 
 
 def calibrate_laplace(epsilon: float, sensitivity: float = 1.0, count: int = 1, *, delta: float = 0.0) -> Calibration:

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, special, stats
 
+from renyi import routes
 from renyi.definitions import GDP, ApproxDP, PureDP
 from renyi.errors import ConversionError, DomainError, RenyiNumericalWarning
 from renyi.mechanisms import Gaussian, Laplace, RandomizedResponse
-from renyi.pld import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds, supports
+from renyi.pld import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
+from renyi.pld._profiles import supports
 from renyi.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
 
@@ -113,7 +115,7 @@ def test_dpsgd_bracket_is_narrow_and_below_rdp(q: float, sigma: float, steps: in
     m = PoissonSubsampled(Gaussian(sigma), q)
     lo, hi = epsilon_bounds([(m, steps)], delta)
     assert 0 < lo <= hi <= lo * 1.01
-    assert hi < (steps * m).epsilon(delta)
+    assert hi < routes.best_epsilon(steps * m, delta, "rdp").value
 
 
 def test_dpsgd_matches_published_peer_values() -> None:
@@ -125,7 +127,7 @@ def test_dpsgd_matches_published_peer_values() -> None:
 def test_guarantee_values_and_pure_dp_pairs() -> None:
     """PureDP/ApproxDP/GDP values: PLD brackets contain their exact profiles."""
     lo, hi = epsilon_bounds([(GDP(2.0), 1)], 1e-6)
-    assert lo <= GDP(2.0).epsilon(1e-6) <= hi
+    assert lo <= _gauss_eps(2.0, 1e-6) <= hi
     # k-fold ε-DP: the RR pair, so the same binomial sum
     for eps in (0.5, 2.0):
         exact = _rr_delta(0.4, 10, eps)
@@ -153,7 +155,7 @@ def test_without_replacement_is_bracketed_and_below_rdp() -> None:
     m = SubsampledWithoutReplacement(Gaussian(2.0, neighbouring="replace_one"), 0.05)
     lo, hi = epsilon_bounds([(m, 200)], 1e-5)
     assert 0 < lo <= hi <= lo * 1.01
-    assert hi <= (200 * m).epsilon(1e-5)
+    assert hi <= routes.best_epsilon(200 * m, 1e-5, "rdp").value
 
 
 def test_tiny_delta_and_large_epsilon_are_finite() -> None:
@@ -167,7 +169,7 @@ def test_tiny_delta_and_large_epsilon_are_finite() -> None:
 def test_rate_one_is_the_gaussian() -> None:
     """q = 1: the subsampled Gaussian is the Gaussian (exact GDP inside the bracket)."""
     lo, hi = epsilon_bounds([(PoissonSubsampled(Gaussian(2.0), 1.0), 16)], 1e-5)
-    assert lo <= GDP(2.0).epsilon(1e-5) <= hi
+    assert lo <= _gauss_eps(2.0, 1e-5) <= hi
 
 
 def test_bad_input_is_a_clear_error() -> None:

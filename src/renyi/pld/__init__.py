@@ -19,7 +19,21 @@ Examples:
 
 from __future__ import annotations
 
-from ._profiles import supports
+import os
+
+from ._profiles import supports as _supports
 from .distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
 
-__all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution"]
+__all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution",
+           "ROUTE_ENABLED"]
+
+#: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` (the default minimum
+#: over routes). Off by default for now: one PLD question costs 0.1–2 s, which the calibration
+#: loops and the test suite cannot yet afford; set ``RENYI_PLD_ROUTE=1`` (or this flag) to
+#: enable it. :func:`epsilon_bounds` and :func:`delta_bounds` work either way.
+ROUTE_ENABLED: bool = os.environ.get("RENYI_PLD_ROUTE", "") not in ("", "0")
+
+
+def supports(mechanism: object) -> bool:
+    """True when a dominating pair is known for ``mechanism`` (and the route is enabled)."""
+    return ROUTE_ENABLED and _supports(mechanism)

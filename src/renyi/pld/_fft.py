@@ -156,7 +156,7 @@ def _chernoff(ks: dict[float, float], k0: float, z: float, upper_tail: bool) -> 
 
 
 def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
-            upper: bool, s_grid: np.ndarray) -> Composed:
+            upper: bool, s_grid: np.ndarray, whole: bool = False) -> Composed:
     """Compose ``comps`` ((discretised step, count) pairs on one grid) tilted by ``lam``.
 
     The window is the grid indices [start, start + n). ``s_grid``: tilts (positive and
@@ -208,6 +208,8 @@ def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
     hi_z = (start + n) * h
     below = _chernoff(ks, 0.0, lo_z, upper_tail=False)
     above = _chernoff(ks, 0.0, hi_z, upper_tail=True)
+    if whole:
+        below = above = 0.0  # the window holds the whole support: nothing wraps, nothing outside
     alias = min(1.0, below + above)
     if upper:
         tau = np.maximum(vals + e_inv, 0.0)

@@ -48,7 +48,7 @@ from ._profiles import Profile, pairs_for
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
 
 #: The largest FFT length used (memory: a few arrays of this many float64/complex128 values).
-MAX_FFT = 2**21
+MAX_FFT = 2**19
 #: Target relative width of an ε bracket before the grid stops being refined.
 TARGET_WIDTH = 0.004
 _WINDOW_SIGMAS = 13.0
@@ -267,6 +267,44 @@ class _Unresolved(RuntimeError):
     pass
 
 
+# The compositions behind recent answers, per (items, direction): a δ asked at an ε that an
+# earlier ε-query produced is read off the same composition (the smaller of two valid bounds),
+# so that δ(ε(δ)) ≤ δ holds exactly, and repeated questions are cheap.
+_LAST: list[tuple[Composed, Composed]] = []
+_CACHE: dict[tuple[Any, int], list[tuple[Composed, Composed]]] = {}
+_CACHE_SIZE = 16
+
+
+def _remember(key: tuple[Any, int], found: list[tuple[Composed, Composed]]) -> None:
+    try:
+        hash(key)
+    except TypeError:
+        return
+    old = _CACHE.setdefault(key, [])
+    old.extend(found)
+    del old[:-4]
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+
+
+def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | None:
+    try:
+        entries = _CACHE.get(key)
+    except TypeError:
+        return None
+    if not entries:
+        return None
+    best_lo, best_hi = 0.0, math.inf
+    for cu, cl in entries:
+        z = cu.values
+        if not (z[0] <= eps <= z[-1]):
+            continue
+        e = np.array([eps])
+        best_hi = min(best_hi, float(np.exp(cu.log_delta_at(e))[0]))
+        best_lo = max(best_lo, float(np.exp(cl.log_delta_at(e))[0]) * (1 - 1e-9))
+    return (best_lo, best_hi) if math.isfinite(best_hi) else None
+
+
 def _answer(up: list[tuple[Discrete, int]], low: list[tuple[Discrete, int]], lam: float,
             mean: float, sd: float, h: float, *, log_delta: float | None,
             eps: float | None) -> tuple[float, float] | None:
@@ -277,50 +315,67 @@ def _answer(up: list[tuple[Discrete, int]], low: list[tuple[Discrete, int]], lam
     center = mean
     if eps is not None:
         center = eps + 0.5 * sd
+    full_lo = sum(c * d.start for d, c in up)
+    full_n = sum(c * (d.log_mass.size - 1) for d, c in up) + 1
+    whole = full_n <= max(2**16, int(2 * half / h) + 1)
     for _attempt in range(4):
-        lo_z = center - half
-        n = int(sfft.next_fast_len(max(256, int(math.ceil(2 * half / h)) + 1), real=True))
-        n = min(n, MAX_FFT)
-        start = int(math.floor(lo_z / h))
-        cu = compose(up, lam, start, n, True, s_grid)
-        cl = compose(low, lam, start, n, False, s_grid)
+        if whole:
+            # the whole composed support fits: no wrap-around, nothing outside the window
+            start, n = full_lo, int(sfft.next_fast_len(full_n, real=True))
+        else:
+            lo_z = center - half
+            n = int(sfft.next_fast_len(max(256, int(math.ceil(2 * half / h)) + 1), real=True))
+            n = min(n, MAX_FFT)
+            start = int(math.floor(lo_z / h))
+        cu = compose(up, lam, start, n, True, s_grid, whole)
+        cl = compose(low, lam, start, n, False, s_grid, whole)
         if log_delta is not None:
             e_up, st_up = cu.epsilon_for(log_delta, True)
             e_lo, st_lo = cl.epsilon_for(log_delta, False)
             if st_up == "inf":
                 return None
             if st_up == "below":
+                if cu.values[0] <= 0.0 or whole:
+                    return 0.0, max(0.0, float(cu.values[0]))  # δ(z₀) already meets the target
                 center -= half
                 continue
             if st_up == "above":
+                if whole:
+                    return None
                 center += half
                 continue
-            if st_lo != "ok":
-                e_lo = 0.0 if st_lo in ("below", "above") else e_lo
+            if st_lo == "below":
+                e_lo = float(cl.values[0]) if whole else 0.0
+            elif st_lo != "ok":
+                e_lo = 0.0
+            _LAST.append((cu, cl))
             return max(0.0, e_lo), max(0.0, e_up)
         assert eps is not None
         zs = np.array([eps])
-        if not (cu.values[0] <= eps <= cu.values[-1]):
+        if whole and eps > cu.values[-1]:
+            return cl.inf_mass, cu.inf_mass + cu.above
+        if whole and eps <= cu.values[0]:
+            return 0.0, 1.0  # below every loss value (rare: losses of ≥ 0 everywhere)
+        if not (cu.values[0] <= eps <= cu.values[-1]) and not whole:
             center = eps + 0.5 * sd
             continue
         d_up = float(np.exp(cu.log_delta_at(zs))[0])
         d_lo = float(np.exp(cl.log_delta_at(zs))[0])
+        _LAST.append((cu, cl))
         return max(0.0, d_lo * (1 - 1e-9)), min(1.0, d_up * (1 + 1e-9) + 1e-300)
     return None
 
 
 def _rdp_epsilon(items: list[tuple[Any, int]], delta: float) -> float:
-    from ..composition import compose as _compose
+    from .. import routes
 
-    g = _compose(*[(m, c) for m, c in items])
-    return float(g.to_rdp().epsilon(delta))
+    return float(routes.best_epsilon(routes.items(items), delta, "rdp").value)
 
 
 def _rdp_delta(items: list[tuple[Any, int]], epsilon: float) -> float:
-    from ..composition import compose as _compose
+    from .. import routes
 
-    g = _compose(*[(m, c) for m, c in items])
-    return float(g.to_rdp().delta(epsilon))
+    return float(routes.best_delta(routes.items(items), epsilon, "rdp").value)
 
 
 def _check_items(items: Sequence[tuple[object, int]]) -> list[tuple[Any, int]]:
@@ -360,9 +415,12 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float) -> tuple[f
     its = _check_items(items)
     dirs = _directions(its)
     lows, ups = [], []
+    key = tuple(its)
     try:
-        for prof in dirs:
+        for i, prof in enumerate(dirs):
+            _LAST.clear()
             lo, hi = _solve_direction(prof, log_delta=math.log(d))
+            _remember((key, i), _LAST[-1:])
             lows.append(lo)
             ups.append(hi)
     except (_Unresolved, FloatingPointError, OverflowError, MemoryError) as exc:
@@ -389,9 +447,13 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float) -> tuple[f
     its = _check_items(items)
     dirs = _directions(its)
     lows, ups = [], []
+    key = tuple(its)
     try:
-        for prof in dirs:
+        for i, prof in enumerate(dirs):
             lo, hi = _solve_direction(prof, eps=e)
+            cached = _cached_delta((key, i), e)
+            if cached is not None:
+                lo, hi = max(lo, cached[0]), min(hi, cached[1])
             lows.append(lo)
             ups.append(hi)
     except (_Unresolved, FloatingPointError, OverflowError, MemoryError) as exc:

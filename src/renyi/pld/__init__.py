@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 
 from ._profiles import supports as _supports
+from .accountant import PLDAccountant
 from .distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
 
 __all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution",
-           "ROUTE_ENABLED"]
+           "PLDAccountant", "ROUTE_ENABLED"]
 
 #: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` (the default minimum
 #: over routes). Off by default for now: one PLD question costs 0.1–2 s, which the calibration

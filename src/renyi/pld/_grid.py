@@ -72,6 +72,9 @@ def _first_below(f, lo: float, hi: float, target: float, iters: int = 60) -> flo
     return hi
 
 
+_RANGE_CACHE: dict[tuple[int, float], tuple[Profile, float, float]] = {}
+
+
 def support_range(profile: Profile, h: float, log_tail: float) -> tuple[int, int]:
     """Grid indices [lo, hi] outside which the loss carries at most e^{log_tail} of P-mass.
 
@@ -83,7 +86,21 @@ def support_range(profile: Profile, h: float, log_tail: float) -> tuple[int, int
     if atoms is not None and atoms[0].size:
         v = atoms[0]
         return int(math.floor(v.min() / h)) - 1, int(math.ceil(v.max() / h)) + 1
+    key = (id(profile), log_tail)
+    hit = _RANGE_CACHE.get(key)
+    if hit is not None and hit[0] is profile:
+        lo_val, hi_val = hit[1], hit[2]
+    else:
+        lo_val, hi_val = _continuous_range(profile, log_tail)
+        if len(_RANGE_CACHE) > 256:
+            _RANGE_CACHE.clear()
+        _RANGE_CACHE[key] = (profile, lo_val, hi_val)
+    lo = int(math.floor(lo_val / h)) - 1
+    hi = max(int(math.ceil(hi_val / h)) + 1, lo + 3)
+    return lo, hi
 
+
+def _continuous_range(profile: Profile, log_tail: float) -> tuple[float, float]:
     def up(e: float) -> float:
         return float(profile.log_delta(np.array([e]))[0])
 
@@ -119,9 +136,7 @@ def support_range(profile: Profile, h: float, log_tail: float) -> tuple[int, int
             else:
                 b = mid
         lo_val = a
-    lo = int(math.floor(lo_val / h)) - 1
-    hi = max(int(math.ceil(hi_val / h)) + 1, lo + 3)
-    return lo, hi
+    return lo_val, hi_val
 
 
 def _log_masses_from_profile(ld: np.ndarray, h: float) -> tuple[np.ndarray, float]:

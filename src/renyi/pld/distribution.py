@@ -94,12 +94,29 @@ def _merge(items: Iterable[tuple[Any, int]]) -> list[tuple[Any, int]]:
     return [(m, out[k]) for k, m in order]
 
 
+_PAIRS: dict[Any, tuple[Profile, Profile]] = {}
+
+
+def _pairs(m: Any) -> tuple[Profile, Profile]:
+    """pairs_for, remembered per (hashable) mechanism so that discretisations can be reused."""
+    try:
+        hit = _PAIRS.get(m)
+    except TypeError:
+        return pairs_for(m)
+    if hit is None:
+        hit = pairs_for(m)
+        if len(_PAIRS) > 4096:
+            _PAIRS.clear()
+        _PAIRS[m] = hit
+    return hit
+
+
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:
     rem: list[tuple[Profile, int]] = []
     add: list[tuple[Profile, int]] = []
     sym = True
     for m, c in items:
-        r, a = pairs_for(m)
+        r, a = _pairs(m)
         rem.append((r, c))
         add.append((a, c))
         sym = sym and (a is r or r.symmetric())
@@ -156,12 +173,26 @@ def _ranges(profiles: list[tuple[Profile, int]], h: float, log_tail: float) -> l
     return [support_range(p, h, log_tail) for p, _ in profiles]
 
 
+_DISC: dict[tuple[int, float, int, int], tuple[Profile, Discrete, Discrete]] = {}
+_DISC_BUDGET = 4_000_000  # grid points kept in the cache
+
+
 def _discretise_all(profiles: list[tuple[Profile, int]], h: float,
                     log_tail: float) -> tuple[list[tuple[Discrete, int]], list[tuple[Discrete, int]]]:
     up, low = [], []
     for p, c in profiles:
         lo, hi = support_range(p, h, log_tail)
-        u, l_ = discretise(p, h, lo, hi)
+        key = (id(p), h, lo, hi)
+        hit = _DISC.get(key)
+        if hit is not None and hit[0] is p:
+            u, l_ = hit[1], hit[2]
+        else:
+            u, l_ = discretise(p, h, lo, hi)
+            size = sum(v[1].log_mass.size for v in _DISC.values())
+            while _DISC and size + u.log_mass.size > _DISC_BUDGET:
+                size -= _DISC.pop(next(iter(_DISC)))[1].log_mass.size
+            if u.log_mass.size <= _DISC_BUDGET:
+                _DISC[key] = (p, u, l_)
         up.append((u, c))
         low.append((l_, c))
     return up, low
@@ -214,6 +245,11 @@ def _choose(ds: list[tuple[Discrete, int]], total: int, *, log_delta: float | No
         assert eps is not None
         lam, _ = _lam_for_eps(ds, eps)
         e_est = eps
+    # On a bounded support the RDP-style optimum runs off to λ → ∞ (K(λ)/λ → the largest
+    # loss); so steep a tilt would magnify the FFT error bound below the top atom by e^{λd}.
+    # Any λ gives valid bounds; cap it at 20 untilted standard deviations per unit loss.
+    _, var0 = _moments(ds, 0.0)
+    lam = min(lam, max(1.0, 20.0 / math.sqrt(var0)))
     mean, var = _moments(ds, lam)
     return lam, e_est, mean, math.sqrt(var)
 
@@ -236,9 +272,11 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         log_tail = max(min(lb, -1.0) - math.log(total) - 14.0, -740.0)
     # grid: an O(T(λ+1)h²) discretisation error, small against ε
     scale = max(abs(e_est), sd, 1e-12)
-    h_err = math.sqrt(12.0 * 1e-3 * scale / (total * (lam + 1.0)))
+    h_err = math.sqrt(4.0 * 1e-3 * scale / (total * (lam + 1.0)))
     h = min(h, h_err)
     h = max(h, 2.0 * _WINDOW_SIGMAS * sd / MAX_FFT)
+    # powers of two, so that later questions (more steps, another δ) reuse discretisations
+    h = 2.0 ** math.floor(math.log2(h))
     g = _lattice(profiles)
     if g is not None:
         # all losses on a lattice: a grid that contains it discretises exactly
@@ -308,8 +346,7 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
 def _answer(up: list[tuple[Discrete, int]], low: list[tuple[Discrete, int]], lam: float,
             mean: float, sd: float, h: float, *, log_delta: float | None,
             eps: float | None) -> tuple[float, float] | None:
-    s_grid = np.array([k / sd for k in (0.5, 1, 2, 4, 8, 12, 16, 24, 32)] +
-                      [-k / sd for k in (0.5, 1, 2, 4, 8, 12, 16, 24, 32)])
+    s_grid = np.array([k / sd for k in (1, 4, 10, 16, 24)] + [-k / sd for k in (1, 4, 10, 16, 24)])
     s_grid = s_grid[np.abs(s_grid) < 1e6]
     half = _WINDOW_SIGMAS * sd
     center = mean

@@ -55,10 +55,12 @@ class Discrete:
 
     def log_mgf(self, lam: float) -> float:
         """log E[e^{λZ}; Z < ∞] of this discrete law."""
-        from scipy.special import logsumexp
-
-        with np.errstate(invalid="ignore"):
-            return float(logsumexp(self.log_mass + lam * self.values))
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = self.log_mass + lam * self.values
+        m = float(np.max(w)) if w.size else -math.inf
+        if not math.isfinite(m):
+            return m
+        return m + math.log(float(np.sum(np.exp(w - m))))
 
 
 def _first_below(f, lo: float, hi: float, target: float, iters: int = 60) -> float:

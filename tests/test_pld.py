@@ -192,3 +192,24 @@ def test_bad_input_is_a_clear_error() -> None:
     assert supports(Gaussian(1.0)) and supports(PoissonSubsampled(Laplace(1.0), 0.1)) and supports(PureDP(1.0))
     with pytest.raises(ConversionError):
         epsilon_bounds([(Opaque(), 1)], 1e-5)
+
+
+def test_accountant_steps_match_one_shot_composition() -> None:
+    """PLDAccountant after 300 recorded steps equals the one-shot bracket."""
+    from renyi.pld import PLDAccountant
+
+    m = PoissonSubsampled(Gaussian(1.0), 0.02)
+    acct = PLDAccountant()
+    for _ in range(3):
+        acct.step(m, 100)
+    assert acct.steps == 300
+    assert tuple(acct.epsilon(1e-6)) == epsilon_bounds([(m, 300)], 1e-6)
+
+
+def test_large_step_counts_are_finite_and_valid() -> None:
+    """T = 10⁸ steps: a finite bracket, never above the RDP route (min with it is allowed)."""
+    m = PoissonSubsampled(Gaussian(2.0), 0.001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RenyiNumericalWarning)
+        lo, hi = epsilon_bounds([(m, 10**8)], 1e-10)
+    assert 0 <= lo <= hi < math.inf

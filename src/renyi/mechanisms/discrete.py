@@ -272,7 +272,7 @@ class DiscreteGaussian(Mechanism):
         else:
             object.__setattr__(self, "sensitivity", check_int("sensitivity", self.sensitivity, minimum=1))
         object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-        if not math.isfinite(float(self.sigma2)) or float(self.sigma2) == 0.0:
+        if self.sigma2 > _MAX_DOUBLE or float(self.sigma2) == 0.0:
             raise DomainError(f"sigma**2 must be a finite positive float; got sigma={self.sigma!r}", name="sigma", value=self.sigma)
 
     @property

@@ -413,15 +413,15 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     q, t = s.sample_rate, s.steps
     assert t is not None
-    sigma = sg.dpsgd_sigma(q, t, eps, dlt)
-    # The private solver verifies the raw ε; the public ε is rounded up by a few ulps, so make
-    # sure the answer meets the target as the user will check it.
-    achieved, _ = _eps_rdp(q, sigma, t, dlt)
-    step = 2.0**-50
-    while achieved > eps:
-        sigma = sigma * (1.0 + step)
-        step *= 2.0
-        achieved, _ = _eps_rdp(q, sigma, t, dlt)
+    seen: dict[float, float] = {}
+
+    def meets(s_: float) -> bool:
+        # verified exactly as the user will check it: the public (rounded-up) ε
+        seen[s_] = _eps_rdp(q, s_, t, dlt)[0]
+        return seen[s_] <= eps
+
+    sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=meets)
+    achieved = seen[sigma] if sigma in seen else _eps_rdp(q, sigma, t, dlt)[0]
     return Answer(sigma, _RDP_METHOD, "σ at or above the smallest that meets the target", achieved=achieved)
 
 
@@ -466,13 +466,16 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
     eps, dlt = _check_targets(target_epsilon, target_delta)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     t = check_int("steps", steps, minimum=1)
-    q = sg.dpsgd_rate(sigma, t, eps, dlt)
+    seen: dict[float, float] = {}
+
+    def meets(q_: float) -> bool:
+        seen[q_] = _eps_rdp(q_, sigma, t, dlt)[0]
+        return seen[q_] <= eps
+
+    q = sg.dpsgd_rate(sigma, t, eps, dlt, check=meets)
     achieved = 0.0
     if q > 0.0:
-        achieved, _ = _eps_rdp(q, sigma, t, dlt)
-        step = 2.0**-50
-        while achieved > eps and q > 0.0:
-            q = q * (1.0 - step)
-            step *= 2.0
-            achieved, _ = _eps_rdp(q, sigma, t, dlt)
+        achieved = seen[q] if q in seen else _eps_rdp(q, sigma, t, dlt)[0]
+        if achieved > eps:  # pragma: no cover - the solver returns verified points or 0
+            q, achieved = 0.0, 0.0
     return Answer(q, _RDP_METHOD, "rate at or below the largest that meets the target", achieved=achieved)

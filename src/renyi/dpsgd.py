@@ -207,12 +207,16 @@ def _rate(sample_rate: Any, batch_size: Any, dataset_size: Any) -> tuple[float, 
 
 def _steps_of_epochs(epochs: float, q: float, frac: Fraction | None) -> int:
     """T = epochs/q steps, rounded up when not whole (more steps only add privacy loss)."""
+    # Neither 1/q nor a decimal number of epochs is exact in binary (3 epochs at q = 0.01 give
+    # 300.00000000000006 steps): a whole number within 10⁻⁹ counts as whole.
     if frac is not None:
-        t = Fraction(epochs) / frac
-        return max(1, math.ceil(t))
+        tf = Fraction(epochs) / frac
+        rf = round(tf)
+        if abs(tf - rf) <= Fraction(1, 10**9) * max(Fraction(1), tf):
+            return max(1, int(rf))
+        return max(1, math.ceil(tf))
     t = epochs / q
     r = round(t)
-    # 1/q is rarely exact in binary: 3 epochs at q = 0.01 gives 300.00000000000006.
     if abs(t - r) <= 1e-9 * max(1.0, t):
         return max(1, int(r))
     if not math.isfinite(t) or t > 2.0**62:

@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import opacus.privacy_engine as _engine
-from opacus.accountants import IAccountant, register_accountant
+import opacus.privacy_engine as _engine  # type: ignore[import-untyped]
+from opacus.accountants import IAccountant, register_accountant  # type: ignore[import-untyped]
 
 from .. import dpsgd
 
@@ -61,7 +61,7 @@ def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
     return out
 
 
-class RenyiAccountant(IAccountant):
+class RenyiAccountant(IAccountant):  # type: ignore[misc]
     """An Opacus accountant (``IAccountant``) whose ε comes from renyi.
 
     ``history`` is a list of ``(noise_multiplier, sample_rate, steps)`` (Opacus's layout), or
@@ -87,8 +87,10 @@ class RenyiAccountant(IAccountant):
         else:
             if noise_multiplier is None or sample_rate is None:
                 raise TypeError("step needs noise_multiplier and sample_rate (or event=...)")
-            dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both
             key = (noise_multiplier, sample_rate)
+            h = self.history
+            if not (h and h[-1][0] == noise_multiplier and h[-1][1] == sample_rate):
+                dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both (once per segment)
         h = self.history
         if h and h[-1][0] == key[0] and h[-1][1] == key[1]:
             h[-1] = (key[0], key[1], h[-1][2] + 1)
@@ -112,7 +114,8 @@ class RenyiAccountant(IAccountant):
         if len(hist) == 1 and hist[0][1] is not None:
             sigma, q, n = hist[0]
             e = dpsgd.epsilon(sigma, q, steps=n, delta=delta)
-            return float(e), e.witness  # type: ignore[union-attr]
+            assert isinstance(e, dpsgd.Answer)  # scalar inputs give one answer
+            return float(e), e.witness
         c = self._composition().best_epsilon(delta)
         return float(c.value), c.witness
 

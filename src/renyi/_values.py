@@ -29,7 +29,8 @@ class CurveValue:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._key() == other._key()
+        same: bool = self._key() == other._key()
+        return same
 
     def __hash__(self) -> int:
         return hash((type(self).__qualname__, self._key()))

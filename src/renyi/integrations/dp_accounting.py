@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dp_accounting import dp_event as _dp_event  # type: ignore[import-untyped]
-from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccountant  # type: ignore[import-untyped]
+from dp_accounting import dp_event as _dp_event
+from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccountant
 
 from ..dp_events import UnsupportedDpEventError, from_dp_event
 from ..errors import RenyiError
@@ -39,7 +39,7 @@ _RELATIONS = {
 }
 
 
-class RenyiAccountant(PrivacyAccountant):  # type: ignore[misc]
+class RenyiAccountant(PrivacyAccountant):
     """A dp-accounting ``PrivacyAccountant`` whose answers come from renyi.
 
     Args:

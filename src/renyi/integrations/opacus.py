@@ -38,8 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import opacus.privacy_engine as _engine  # type: ignore[import-untyped]
-from opacus.accountants import IAccountant, register_accountant  # type: ignore[import-untyped]
+import opacus.privacy_engine as _engine
+from opacus.accountants import IAccountant, register_accountant
 
 from .. import dpsgd
 
@@ -61,7 +61,7 @@ def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
     return out
 
 
-class RenyiAccountant(IAccountant):  # type: ignore[misc]
+class RenyiAccountant(IAccountant):
     """An Opacus accountant (``IAccountant``) whose ε comes from renyi.
 
     ``history`` is a list of ``(noise_multiplier, sample_rate, steps)`` (Opacus's layout), or
@@ -114,7 +114,7 @@ class RenyiAccountant(IAccountant):  # type: ignore[misc]
         if len(hist) == 1 and hist[0][1] is not None:
             sigma, q, n = hist[0]
             e = dpsgd.epsilon(sigma, q, steps=n, delta=delta)
-            assert isinstance(e, dpsgd.Answer)  # scalar inputs give one answer
+            assert isinstance(e, dpsgd.Answer)  # scalar arguments give one answer, not a sweep
             return float(e), e.witness
         c = self._composition().best_epsilon(delta)
         return float(c.value), c.witness

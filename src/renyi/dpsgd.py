@@ -557,12 +557,12 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
         seen[s_] = _eps_best(q, s_, t, dlt, method, engine)
         return float(seen[s_]) <= eps
 
-    sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=rdp_meets) if method != "pld" else None
+    sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=rdp_meets)  # the RDP answer: fast, tight
     if engine is not None:
-        if sigma is None:
-            sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=rdp_meets)
+        if method == "pld":
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
+            sigma = _pld_refine(meets, sigma, -1.0, False)
         elif meets(sigma) and seen[sigma].method == _PLD_METHOD:
             sigma = _pld_refine(meets, sigma, -1.0, False)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import _subsampled_gaussian as sg
 from ._validation import POSITIVE, PROBABILITY_OPEN, Interval, check_int, check_real
-from .errors import DomainError
+from .errors import ConversionError, DomainError
 
 __all__ = [
     "Answer",
@@ -319,15 +319,25 @@ def _pld_engine(method: str | None) -> Any:
     return engine
 
 
-def _pld_bounds(engine: Any, q: float, sigma: float, t: int, x: float, which: str) -> tuple[float, float] | None:
-    """(lower, upper) of ε at δ = x (``which="epsilon"``) or of δ at ε = x on the PLD route."""
+def _pld_bounds(engine: Any, q: float, sigma: float, t: int, x: float, which: str,
+                method: str | None) -> tuple[float, float] | None:
+    """(lower, upper) of ε at δ = x (``which="epsilon"``) or of δ at ε = x on the PLD route.
+
+    With ``method=None`` the route is used when the engine offers it (``supports``; the engine
+    may keep its route off by default because of its cost); ``method="pld"`` asks for it.
+    """
     if engine is None:
         return None
     m = step_mechanism(sigma, q)
-    if not engine.supports(m):
+    if method is None and not engine.supports(m):
         return None
     fn = engine.epsilon_bounds if which == "epsilon" else engine.delta_bounds
-    lo, hi = fn([(m, t)], x)
+    try:
+        lo, hi = fn([(m, t)], x)
+    except ConversionError:
+        if method == "pld":
+            raise
+        return None
     return float(lo), float(hi)
 
 
@@ -340,7 +350,7 @@ def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
     if method in (None, "rdp"):
         e, a = _eps_rdp(q, sigma, t, dlt)
         best = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
-    b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon")
+    b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
     if b is not None:
         lo, hi = b
         if best is None or hi < best:
@@ -372,8 +382,8 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         batch_size: expected batch size, 1 ≤ B ≤ n.
         dataset_size: data set size n.
         method: ``None`` (the tightest route: the smaller of the RDP bound and, when the PLD
-            engine is installed, the PLD upper bound), ``"rdp"`` (the fast path alone) or
-            ``"pld"``.
+            engine offers its route, the PLD upper bound), ``"rdp"`` (the fast path alone) or
+            ``"pld"`` (the PLD engine, asked for explicitly).
 
     Returns:
         :class:`Answer` (a float: an upper bound on ε, with ``method``, ``witness`` for RDP and
@@ -451,7 +461,7 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
         log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
         d = 1.0 if log_d >= 0 else min(1.0, _round_up(math.exp(log_d)))
         best = Answer(d, _RDP_DELTA_METHOD, "upper bound on δ", witness=a)
-    b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta")
+    b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
     if b is not None and (best is None or b[1] < best):
         best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])
     assert best is not None

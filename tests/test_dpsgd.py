@@ -243,3 +243,15 @@ def test_different_mechanisms_do_not_share_units():
     acct.spend(renyi.PoissonSubsampled(renyi.Gaussian(2.0), 0.05))
     r = acct.records
     assert r[0].rdp is not r[1].rdp and not np.array_equal(r[0].rdp, r[1].rdp)
+
+
+def test_calibrate_routes_dpsgd_to_the_solver(monkeypatch):
+    """renyi.calibrate on a DP-SGD composition uses the dedicated solver and agrees with it."""
+    calls = []
+    real = dpsgd.noise_multiplier
+    monkeypatch.setattr(dpsgd, "noise_multiplier", lambda *a, **k: calls.append(k) or real(*a, **k))
+    c = renyi.calibrate(lambda s: 500 * renyi.PoissonSubsampled(renyi.Gaussian(s), 0.02), renyi.ApproxDP(2.0, 1e-5),
+                        method="rdp")
+    assert calls and c.value == float(real(2.0, 1e-5, 0.02, steps=500, method="rdp"))
+    assert c.achieved.epsilon <= 2.0
+    assert dpsgd.epsilon(c.value, 0.02, steps=500, delta=1e-5, method="rdp") <= 2.0

@@ -44,6 +44,10 @@ _EXPORTS: dict[str, str] = {
     "ptr_mode": ".mechanisms",
     "PoissonSubsampled": ".subsampling",
     "SubsampledWithoutReplacement": ".subsampling",
+    "RandomAllocation": ".allocation",
+    "Shuffled": ".allocation",
+    "TruncatedPoisson": ".truncation",
+    "Tuning": ".tuning",
     # divergences and the privacy loss
     "renyi_divergence": ".divergences",
     "PrivacyLoss": ".plrv",
@@ -112,4 +116,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ptr_mode,
     )
     from .plrv import PrivacyLoss, check_rdp, check_zcdp, power_means
+    from .allocation import RandomAllocation, Shuffled
     from .subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+    from .truncation import TruncatedPoisson
+    from .tuning import Tuning

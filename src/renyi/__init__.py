@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "Calibration": ".calibration",
     "calibrate_gaussian": ".calibration",
     "calibrate_laplace": ".calibration",
+    "from_dp_event": ".dp_events",
     "Accountant": ".accountant",
     "AccountantReport": ".accountant",
     "Spend": ".accountant",
@@ -73,10 +74,15 @@ _EXPORTS: dict[str, str] = {
     "RenyiNumericalWarning": ".errors",
 }
 
+#: public submodules, imported on first access (``renyi.accuracy.half_width``)
+_SUBMODULES = frozenset({"accuracy", "dpsgd"})
+
 __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> _Any:
+    if name in _SUBMODULES:
+        return _importlib.import_module(f".{name}", __name__)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'renyi' has no attribute {name!r}")
@@ -86,7 +92,7 @@ def __getattr__(name: str) -> _Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -94,7 +100,9 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
     from .composition import compose
     from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+    from . import dpsgd
     from .divergences import renyi_divergence
+    from .dp_events import from_dp_event
     from .errors import (
         BudgetExceededError,
         ConversionError,

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize
+from ._lazy import optimize
 
 __all__ = ["DENSE_ORDERS", "COARSE_ORDERS", "minimize_over_orders"]
 

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
+from ._lazy import special
 
-from ._logmath import log_expm1
+from ._logmath import erfcx, lgamma, lgamma_int_table, log_expm1
 from ._validation import (
     ORDER,
     POSITIVE,
@@ -118,7 +118,7 @@ def _excess_int_rows(
         return out
     order = np.argsort(alphas, kind="stable")
     a_sorted = alphas[order]
-    lgam = special.gammaln(np.arange(int(a_sorted[-1]) + 1, dtype=np.float64) + 1.0)
+    lgam = lgamma_int_table(int(a_sorted[-1]))
     lratio = logq - log1mq
     start = 0
     while start < n:
@@ -317,7 +317,7 @@ def _frac_loop(
     mag_c = np.abs(alpha * log1mq) + z1 * z1 * inv2s2
     inv_rt2s = 1.0 / (math.sqrt(2.0) * sigma)
     fl = np.floor(alpha)
-    lga1 = special.gammaln(alpha + 1.0)
+    lga1 = lgamma(alpha + 1.0)
 
     result = np.full(n, np.inf)
     converged = np.zeros(n, dtype=bool)
@@ -341,7 +341,7 @@ def _frac_loop(
         kk = np.arange(k0, k0 + block, dtype=np.float64)
         a = alpha[r][:, None]
         # log|C(α,k)|: exact (log|Γ|) at k0, then |C(α,k)|/|C(α,k−1)| = |α−k+1|/k
-        lb0 = (lga1[r] - special.gammaln(k0 + 1.0) - special.gammaln(alpha[r] - k0 + 1.0))[:, None]
+        lb0 = (lga1[r] - math.lgamma(k0 + 1.0) - lgamma(alpha[r] - k0 + 1.0))[:, None]
         lb = np.empty((nr, block))
         lb[:, 0:1] = lb0
         np.cumsum(np.log(np.abs(a - kk[1:] + 1.0) / kk[1:]), axis=1, out=lb[:, 1:])
@@ -352,7 +352,7 @@ def _frac_loop(
         a2, l1q, lq, zz, irs, i2, cc, mc, up, sg = pr
         nn = kk + up * (a2 - 2.0 * kk)
         x = sg * (nn - zz) * irs
-        ex = special.erfcx(np.abs(x))
+        ex = erfcx(np.abs(x))
         d1 = (a2 - nn) * l1q
         d2 = nn * lq
         d3 = (nn * nn - nn) * i2
@@ -733,7 +733,7 @@ def _wbk19_int(gamma: float, base_rdp: Callable, ints: np.ndarray, eps_inf: floa
         lw[0] = lm2
     lw = np.where(np.isnan(lw), np.inf, lw)
     logg = math.log(gamma)
-    lgam = special.gammaln(np.arange(amax + 1, dtype=np.float64) + 1.0)
+    lgam = lgamma_int_table(amax)
     out = np.empty(ints.size)
     for i, a in enumerate(ints.tolist()):
         jj = np.arange(2, a + 1)
@@ -1248,9 +1248,18 @@ def _calibrate(
     optimum. The caller re-verifies with the public function.
     """
     x1 = _illinois(lambda x: eps_of(x, False)[0] - target, safe, unsafe, rtol=1e-3)
-    alpha = eps_of(x1, True)[1]
-    g = lambda x: eps_fixed(x, alpha) - target  # noqa: E731
-    return _secant_safe(g, x1, x1 * (1.0 + 1e-4 * (1.0 if unsafe > x1 else -1.0)))
+    # The integer-order root can be a few % from the refined one, and so can its witness
+    # order: repeat (witness at the current safe point, secant at that fixed order) until the
+    # point stops moving. Each round starts from a point that is safe for the refined ε (the
+    # fixed-order ε at the optimal order *is* the refined ε there), so each result is safe.
+    for _ in range(6):
+        alpha = eps_of(x1, True)[1]
+        g = lambda x, a=alpha: eps_fixed(x, a) - target  # noqa: E731
+        x2 = _secant_safe(g, x1, x1 * (1.0 + 1e-4 * (1.0 if unsafe > x1 else -1.0)))
+        if abs(x2 - x1) <= 1e-10 * abs(x1):
+            return x2
+        x1 = x2
+    return x1
 
 
 def _nudge(ok: Callable[[float], bool], x: float, direction: float, limit: float) -> float:

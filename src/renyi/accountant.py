@@ -62,6 +62,7 @@ __all__ = [
     "AccountantReport",
     "default_orders",
     "DEFAULT_FILTER_ORDERS",
+    "replay",
 ]
 
 #: Orders used by the (ε, δ) filter by default: α = 1 + 2^k, k = −4, −3.5, …, 16 (41 orders).
@@ -270,6 +271,25 @@ def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
     zc2 = _zcdp_of(g)
     xi, rho = (None, None) if zc2 is None else zc2
     return _Unit(gj, _clean(g.rdp(grid), n), float(g.rdp(math.inf)), xi, rho, None, 0.0)
+
+
+def _item_key(item: Any) -> Any:
+    """A dictionary key for a spent item that is a value (a frozen dataclass: a mechanism or a
+    guarantee, whose curve callables compare by value), else None.
+
+    Equal values have equal guarantees, so the accountant reuses the per-unit curve it
+    evaluated for an equal item: a repeated per-step spend costs a dictionary lookup instead
+    of a curve evaluation on the grid.
+    """
+    params = getattr(type(item), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return None
+    key = (type(item), item)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _resolve(item: Any) -> tuple[Guarantee, str | None]:
@@ -659,9 +679,9 @@ class Accountant:
             store.close()
             raise
         self._totals = _Totals.empty(self._grid.size)
-        self._records: list[SpendRecord] = []
-        self._decoded: dict[int, Spend] = {}
         self._cache: dict[Any, _Unit] = {}
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
+        self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
     # ----- context manager -------------------------------------------------------------
@@ -707,9 +727,10 @@ class Accountant:
     def refresh(self) -> None:
         """Read spends recorded by other processes since the last read."""
         with self._lock:
-            self._apply(self._ledger.rows_after(self._totals.last_id))
+            self._apply(self._ledger.iter_rows(self._totals.last_id))
 
-    def _apply(self, rows: list[SpendRecord]) -> None:
+    def _apply(self, rows: Iterable[SpendRecord]) -> None:
+        # Only the totals are kept: memory does not grow with the length of the ledger.
         t = self._totals
         for r in rows:
             if r.id != t.last_id + 1:
@@ -717,7 +738,6 @@ class Accountant:
             if r.rdp.size != self._grid.size:
                 raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
             t = t.plus(r, r.count, r.id)
-            self._records.append(r)
         self._totals = t
 
     def _unit(self, g: Guarantee) -> _Unit:
@@ -787,7 +807,6 @@ class Accountant:
                     raise LedgerError(f"ledger assigned id {new_id}, expected {trial.last_id}")
             rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
                               rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
-            self._records.append(rec)
             self._totals = trial
             return self._spend_of(rec)
 
@@ -795,8 +814,17 @@ class Accountant:
         k = check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
-        g, mech = _resolve(item)
-        unit = self._unit(g)
+        key = _item_key(item)
+        hit = None if key is None else self._items.get(key)
+        if hit is None:
+            g, mech = _resolve(item)
+            unit = self._unit(g)
+            if key is not None:
+                if len(self._items) >= 1024:
+                    self._items.clear()
+                self._items[key] = (g, mech, unit)
+        else:
+            g, mech, unit = hit
         self._filter.check_unit(unit)
         return g, mech, k, label, unit
 
@@ -821,24 +849,41 @@ class Accountant:
 
     # ----- reading ----------------------------------------------------------------------
     def _spend_of(self, r: SpendRecord) -> Spend:
-        s = self._decoded.get(r.id)
-        if s is None:
+        # Records of one cached unit share its JSON and its grid values (the same objects),
+        # so repeated spends of one mechanism decode once; identity is checked, not assumed.
+        key = (id(r.guarantee), id(r.rdp))
+        hit = self._decode_memo.get(key)
+        if hit is not None and hit[0] is r.guarantee and hit[1] is r.rdp:
+            g = hit[2]
+        else:
             g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
-            s = Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
-            self._decoded[r.id] = s
-        return s
+            if len(self._decode_memo) >= 1024:
+                self._decode_memo.clear()
+            self._decode_memo[key] = (r.guarantee, r.rdp, g)
+        return Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
+
+    def _stored(self) -> list[SpendRecord]:
+        # Re-read from the ledger (the accountant keeps only totals); the rows this
+        # accountant has applied are exactly ids 1..last_id.
+        last = self._totals.last_id
+        out = []
+        for r in self._ledger.iter_rows(0):
+            if r.id > last:
+                break
+            out.append(r)
+        return out
 
     @property
     def history(self) -> tuple[Spend, ...]:
         """Every recorded spend, in ledger order (call :meth:`refresh` to see other processes')."""
         with self._lock:
-            return tuple(self._spend_of(r) for r in self._records)
+            return tuple(self._spend_of(r) for r in self._stored())
 
     @property
     def records(self) -> tuple[SpendRecord, ...]:
         """The raw stored records (per-unit values on the grid)."""
         with self._lock:
-            return tuple(self._records)
+            return tuple(self._stored())
 
     @property
     def state(self) -> dict[str, Any]:
@@ -882,6 +927,16 @@ class Accountant:
             return ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)  # type: ignore[arg-type]
         curve = self._curve()
         return curve if d == 0.0 else ApproxRDP(curve, d)
+
+    @property
+    def within_budget(self) -> bool:
+        """Whether the recorded spends pass the budget's filter (True without a budget).
+
+        This is the one budget check: :meth:`spend` admits a spend exactly when the totals
+        with it would be within budget, and the pipeline report asks the same question.
+        """
+        with self._lock:
+            return self._filter.admits(self._totals)
 
     @property
     def remaining(self) -> Guarantee | None:
@@ -981,17 +1036,24 @@ class Accountant:
 
         Line 1 is ``{"header": {...}}``; each further line is one record (docs/accountant.md).
         """
-        with self._lock:
-            self.refresh()
-            lines = [json.dumps({"header": self._header}, allow_nan=False)]
-            lines += [json.dumps(r.to_json(), allow_nan=False) for r in self._records]
-        text = "\n".join(lines) + "\n"
+        def write(fh: IO[str]) -> int:
+            # One line at a time: memory does not grow with the length of the ledger.
+            with self._lock:
+                self.refresh()
+                last = self._totals.last_id
+                fh.write(json.dumps({"header": self._header}, allow_nan=False) + "\n")
+                n = 0
+                for r in self._ledger.iter_rows(0):
+                    if r.id > last:
+                        break
+                    fh.write(json.dumps(r.to_json(), allow_nan=False) + "\n")
+                    n += 1
+            return n
+
         if isinstance(dest, (str, os.PathLike)):
             with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            dest.write(text)
-        return len(lines) - 1
+                return write(fh)
+        return write(dest)
 
     def import_jsonl(self, src: str | os.PathLike[str] | IO[str]) -> int:
         """Append the spends of an exported history, all or nothing, checking the budget.
@@ -1044,14 +1106,10 @@ class Accountant:
                             requested=guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp),
                             remaining=self.remaining,
                         )
-                new = []
                 for i, r in enumerate(recs):
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
-                    new.append(SpendRecord(nid, r.time, r.label, r.count, r.guarantee, r.mechanism, r.rdp,
-                                           r.eps_inf, r.xi, r.rho, r.mu, r.delta))
-            self._records.extend(new)
             self._totals = t
         return len(recs)
 
@@ -1086,3 +1144,43 @@ def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
     raise TypeError(
         f"unsupported budget {type(g).__name__}: use ApproxDP, PureDP, ZCDP, ApproxZCDP, GDP or an RDP curve"
     )
+
+
+# --------------------------------------------------------------------------------------
+# Replaying a stored history (read-only tools: `renyi ledger show`, audits)
+# --------------------------------------------------------------------------------------
+class _ReplayLedger(Ledger):
+    """A read-only view of a header and a stream of records, for :func:`replay`."""
+
+    def __init__(self, header: dict[str, Any], rows: Iterable[SpendRecord]) -> None:
+        self._header = header
+        self._rows = iter(rows)
+
+    def __repr__(self) -> str:
+        return "replay"
+
+    def initialize(self, header: dict[str, Any]) -> dict[str, Any]:
+        return self._header
+
+    def iter_rows(self, last_id: int) -> Any:
+        for r in self._rows:
+            if r.id > last_id:
+                yield r
+
+    def rows_after(self, last_id: int) -> list[SpendRecord]:
+        return list(self.iter_rows(last_id))
+
+    def transaction(self) -> Any:
+        raise LedgerError("a replayed ledger is read-only")
+
+
+def replay(header: dict[str, Any], rows: Iterable[SpendRecord]) -> Accountant:
+    """An accountant holding the totals of a stored history, read one row at a time.
+
+    The same totals, filter and budget check as :class:`Accountant` on that ledger (one source
+    of truth), in memory independent of the number of rows. The result cannot spend.
+
+    Raises:
+        LedgerError: for a malformed header or rows.
+    """
+    return Accountant(ledger=_ReplayLedger(header, rows))

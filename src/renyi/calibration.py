@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize
+from ._lazy import optimize
 
 from ._validation import NONNEGATIVE, ORDER, POSITIVE, PROBABILITY_OPEN, check_int
 from .composition import as_guarantee
@@ -290,6 +290,10 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
                 raise DomainError(f"bounds must satisfy 0 < lo < hi < inf; got {bounds!r}", name="bounds", value=bounds)
             lo, hi = math.log(b0), math.log(b1)
         t0 = min(max(0.0, lo), hi) if bounds is None else 0.5 * (lo + hi)
+    if tgt.kind == "approx" and definition is None:
+        fast = _dpsgd_route(make, tgt, lo, hi, t0, integer)
+        if fast is not None:
+            return fast
     prob = _Problem(make, tgt, integer)
     ts = _expand(prob, lo, hi, t0)
     flags = [prob.meets(t) for t in ts]
@@ -337,6 +341,95 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     if not ok or achieved is None:  # pragma: no cover - guarded by the search
         raise RenyiError(f"calibration failed to verify: {achieved!r} does not meet {tgt.describe()}")
     return Calibration(value=value, achieved=achieved, target=tgt.target, made=made)
+
+
+# --------------------------------------------------------------------------- DP-SGD route
+def _dpsgd_params(obj: Any) -> tuple[float, float, int] | None:
+    """(q, σ, T) when ``obj`` is T Poisson-subsampled Gaussian steps (DP-SGD), else None."""
+    from .subsampling import PoissonSubsampled, SubsampledGaussianRDP
+
+    if isinstance(obj, PoissonSubsampled):
+        nm = obj.noise_multiplier
+        return None if nm is None or obj.rate in (0.0, 1.0) else (obj.rate, nm, 1)
+    if isinstance(obj, SubsampledGaussianRDP):
+        return obj.q, obj.sigma, obj.steps
+    return None
+
+
+class _Surrogate:
+    """Meets the target iff the varying DP-SGD parameter is on the safe side of its solved value
+    (cheap: builds ``make(x)`` and reads its parameters, no accounting)."""
+
+    def __init__(self, index: int, solved: float, safe_above: bool) -> None:
+        self.index, self.solved, self.safe_above = index, solved, safe_above
+
+    def evaluate(self, obj: Any) -> tuple[float, bool, Any]:
+        p = _dpsgd_params(obj)
+        if p is None:
+            raise DomainError("make(x) stopped being a DP-SGD composition", name="make")
+        v = float(p[self.index])
+        excess = _log_ratio(self.solved, v) if self.safe_above else _log_ratio(v, self.solved)
+        return excess, (v >= self.solved) if self.safe_above else (v <= self.solved), None
+
+
+def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float, t0: float,
+                 integer: bool) -> Calibration | None:
+    """Calibrate a DP-SGD composition (T Poisson-subsampled Gaussian steps) by the dedicated
+    solvers of :mod:`renyi.dpsgd` instead of a root search over full ε evaluations.
+
+    Two probes of ``make`` tell which one of (q, σ, T) the parameter drives; the solver gives
+    the boundary value of that parameter; a cheap search maps it back to x; the result is
+    re-verified exactly as the generic path would. Returns None (generic path) whenever this
+    does not apply or anything is unexpected.
+    """
+    from . import dpsgd
+
+    probe = _Problem(make, _Target(ApproxDP(tgt.eps, tgt.delta), None), integer)
+    pts = [t0, min(t0 + 1.0, hi) if t0 + 1.0 <= hi else max(t0 - 1.0, lo)]
+    try:
+        made = [make(probe.x_of(t)) for t in pts]
+    except (DomainError, OverflowError, ZeroDivisionError, ConversionError, TypeError):
+        return None
+    params = [_dpsgd_params(m) for m in made]
+    if params[0] is None or params[1] is None:
+        return None
+    moving = [i for i in range(3) if params[0][i] != params[1][i]]
+    if len(moving) != 1:
+        return None
+    i = moving[0]
+    q, sigma, steps = params[0]
+    try:
+        if i == 1:
+            solved: float = float(dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps))
+        elif i == 2:
+            solved = float(dpsgd.steps(tgt.eps, tgt.delta, sigma, q))
+            if solved < 1:
+                return None
+        else:
+            solved = float(dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps))
+            if solved <= 0.0:
+                return None
+    except DomainError:
+        return None
+    prob = _Problem(make, _Surrogate(i, solved, safe_above=(i == 1)), integer)  # type: ignore[arg-type]
+    ts = _expand(prob, lo, hi, t0)
+    flags = [prob.meets(t) for t in ts]
+    feas = [t for t, f in zip(ts, flags) if f]
+    infeas = [t for t, f in zip(ts, flags) if not f and not math.isnan(prob.excess(t))]
+    if not feas or not infeas:
+        return None
+    if max(feas) < min(infeas):
+        t_best = _solve(prob, max(feas), min(t for t in infeas if t > max(feas)))
+    elif min(feas) > max(infeas):
+        t_best = _solve(prob, min(feas), max(t for t in infeas if t < min(feas)))
+    else:
+        return None
+    value = prob.x_of(t_best)
+    made_v = make(value)
+    _, ok, achieved = tgt.evaluate(made_v)
+    if not ok or achieved is None:
+        return None
+    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made_v)
 
 
 # --------------------------------------------------------------------------- conveniences

@@ -25,10 +25,11 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize
+from ._lazy import optimize
 
 from . import _logmath as lm
 from ._optimize import minimize_over_orders
+from ._values import CurveValue
 from ._validation import NONNEGATIVE, ORDER, PROBABILITY_OPEN, Interval
 from .definitions.base import Conversion
 
@@ -119,7 +120,7 @@ def pure_dp_to_rdp(epsilon: float):  # -> RDP
     )
 
 
-class _PureCurve:
+class _PureCurve(CurveValue):
     __slots__ = ("epsilon",)
 
     def __init__(self, epsilon: float) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import integrate, linalg, optimize, special
+from ._lazy import integrate, linalg, optimize, special
 
 from ._logmath import log1mexp, log_expm1
 from ._validation import NONNEGATIVE, ORDER_ANY, POSITIVE, PROBABILITY, REAL, check_array, check_int

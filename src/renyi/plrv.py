@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
+from ._lazy import special
 
 from ._logmath import log1mexp, log_delta_gaussian
 from ._validation import NONNEGATIVE, ORDER, POSITIVE, Interval, check_array, check_int

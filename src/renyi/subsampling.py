@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from . import _subsampled_gaussian as sg
+from ._values import CurveValue
 from ._validation import PROBABILITY, check_int
 from .definitions import RDP, Conversion, Guarantee
 from .definitions.base import _check_delta, _check_epsilon
@@ -64,7 +65,7 @@ __all__ = ["PoissonSubsampled", "SubsampledWithoutReplacement"]
 # ----------------------------------------------------------------------------------------------
 # Curves (small callables, so that curves stay values with a readable repr)
 # ----------------------------------------------------------------------------------------------
-class _ZeroCurve:
+class _ZeroCurve(CurveValue):
     __slots__ = ()
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
@@ -74,7 +75,7 @@ class _ZeroCurve:
         return "0"
 
 
-class _MTZCurve:
+class _MTZCurve(CurveValue):
     """steps × ε(α) of the Poisson-subsampled Gaussian ([MTZ19] §3), finite orders > 1."""
 
     __slots__ = ("q", "sigma", "steps")
@@ -95,28 +96,28 @@ class _MTZCurve:
         return f"{pre}SubsampledGaussian(q={self.q:g}, σ={self.sigma:g})"
 
 
-class _ZW19Curve:
+class _ZW19Curve(CurveValue):
     __slots__ = ("q", "base", "exact", "eps_inf")
 
-    def __init__(self, q: float, base: Callable[[np.ndarray], np.ndarray], exact: bool, eps_inf: float) -> None:
+    def __init__(self, q: float, base: RDP, exact: bool, eps_inf: float) -> None:
         self.q, self.base, self.exact, self.eps_inf = q, base, exact, eps_inf
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
-        return sg.rdp_poisson_general(self.q, self.base, alpha, exact_form=self.exact, base_eps_inf=self.eps_inf)
+        return sg.rdp_poisson_general(self.q, self.base.rdp_finite, alpha, exact_form=self.exact, base_eps_inf=self.eps_inf)
 
     def __repr__(self) -> str:
         form = "exact form" if self.exact else "general bound"
         return f"ZW19[{form}](q={self.q:g}, {self.base!r})"
 
 
-class _WBK19Curve:
+class _WBK19Curve(CurveValue):
     __slots__ = ("gamma", "base", "eps_inf")
 
-    def __init__(self, gamma: float, base: Callable[[np.ndarray], np.ndarray], eps_inf: float) -> None:
+    def __init__(self, gamma: float, base: RDP, eps_inf: float) -> None:
         self.gamma, self.base, self.eps_inf = gamma, base, eps_inf
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
-        return sg.rdp_without_replacement(self.gamma, self.base, alpha, base_eps_inf=self.eps_inf)
+        return sg.rdp_without_replacement(self.gamma, self.base.rdp_finite, alpha, base_eps_inf=self.eps_inf)
 
     def __repr__(self) -> str:
         return f"WBK19(γ={self.gamma:g}, {self.base!r})"
@@ -289,7 +290,7 @@ class PoissonSubsampled(Mechanism):
         base = _base_curve(self.mechanism.guarantee)
         exact = _is(self.mechanism, "Laplace")
         return RDP(
-            _ZW19Curve(q, base.rdp_finite, exact, base.eps_inf),
+            _ZW19Curve(q, base, exact, base.eps_inf),
             eps_inf=sg.eps_inf_poisson(q, base.eps_inf),
             convex=False,
             label=f"Poisson(q={q:g}) of {base.label or base!r}",
@@ -352,7 +353,7 @@ class SubsampledWithoutReplacement(Mechanism):
             return base_g
         base = _base_curve(base_g)
         return RDP(
-            _WBK19Curve(g, base.rdp_finite, base.eps_inf),
+            _WBK19Curve(g, base, base.eps_inf),
             eps_inf=base.eps_inf,
             convex=False,
             label=f"without replacement (γ={g:g}) of {base.label or base!r}",

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
-import io
 import json
-import math
 import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from collections.abc import Iterator
+from typing import IO, Annotated, Any, Optional
 
 import typer
 
 from ._common import EXIT_FAIL, EXIT_USER, CLIError, console, jsonable, print_json, user_errors
 from ._format import fmt_num, fmt_up
 
-app = typer.Typer(help="Inspect an accountant's ledger (a SQLite file): show it, or export it.",
+app = typer.Typer(help="Inspect an accountant's ledger (a SQLite file): show, export or verify it.",
                   no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -27,10 +26,10 @@ class Format(str, Enum):
     csv = "csv"
 
 
-def _open(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    """Header and records of a ledger file, opened without ever creating or modifying it."""
+def _open(path: Path) -> Any:
+    """A ledger opened for reading, never creating or modifying it."""
     from renyi.errors import LedgerError
-    from renyi.ledger import SQLiteLedger
+    from renyi.ledger import open_readonly
 
     p = os.fspath(path)
     if not os.path.exists(p):
@@ -38,45 +37,94 @@ def _open(path: Path) -> tuple[dict[str, Any], list[Any]]:
     if os.path.isfile(p) and os.path.getsize(p) == 0:
         raise CLIError(f"{p}: empty file, not a ledger", EXIT_USER)
     try:
-        led = SQLiteLedger(p)
-        try:
-            header = dict(getattr(led, "header", None) or getattr(led, "_existing", None) or {})
-            records = led.rows_after(0)
-        finally:
-            led.close()
+        return open_readonly(p)
     except LedgerError as e:
         raise CLIError(str(e), EXIT_USER) from None
-    return header, records
 
 
-def _totals(header: dict[str, Any], records: list[Any], delta: float | None) -> dict[str, Any]:
-    """Composed totals of the ledger's records, through the library."""
+_COMPOSE_LIMIT = 64  # distinct spends composed exactly; beyond, the accountant's grid totals alone
+
+
+def _totals(led: Any, delta: float | None) -> dict[str, Any]:
+    """Composed totals of the ledger, one row at a time (memory independent of its length).
+
+    The totals are the accountant's own (the same filter decides whether the budget holds);
+    when the ledger holds few distinct spends, ``renyi.compose`` of them is also evaluated
+    (continuous orders rather than the grid) and the smaller ε, both valid, is reported.
+    """
     import renyi
-    from renyi.ledger import decode_floats, guarantee_from_json
+    from renyi.accountant import replay
+    from renyi.ledger import guarantee_from_json
 
-    orders = header.get("orders")
-    grid = decode_floats(orders) if orders is not None else None
-    items = []
-    for rec in records:
-        items.append((guarantee_from_json(rec.guarantee, orders=grid), rec.count))
-    out: dict[str, Any] = {"records": len(records), "runs": sum(r.count for r in records)}
-    if not items:
+    header = led.header
+    acct = replay(header, led.iter_rows(0))
+    st = acct.state
+    out: dict[str, Any] = {"records": st["spends"], "runs": st["count"]}
+    if st["spends"] == 0:
         return out
-    total = renyi.compose(*items)
-    out["guarantee"] = repr(total)
+    spent = acct.spent
+    out["guarantee"] = repr(spent)
     budget = header.get("budget") if isinstance(header.get("budget"), dict) else None
     d = delta if delta is not None else (budget or {}).get("delta")
     if d:
-        c = total.best_epsilon(float(d))
-        out.update(delta=float(d), epsilon=c.value, method=c.method, witness=c.witness)
-    rhos = [r.rho for r in records]
-    if all(x is not None for x in rhos):
-        out["rho"] = math.fsum(r.count * r.rho for r in records)
+        d = float(d)
+        c = acct.best_epsilon(d)
+        groups: dict[tuple[str, bytes], list[Any]] = {}
+        for rec in led.iter_rows(0):
+            key = (json.dumps(rec.guarantee, sort_keys=True), rec.rdp.tobytes())
+            if key in groups:
+                groups[key][1] += rec.count
+            elif len(groups) < _COMPOSE_LIMIT:
+                groups[key] = [guarantee_from_json(rec.guarantee, orders=acct.orders, epsilons=rec.rdp), rec.count]
+            else:
+                groups = {}
+                break
+        if groups:
+            c2 = renyi.compose(*[(g, k) for g, k in groups.values()]).best_epsilon(d)
+            if c2.value < c.value:
+                c = c2
+        out.update(delta=d, epsilon=c.value, method=c.method, witness=c.witness)
+    if st["rho"] is not None and st["xi"] == 0.0:
+        out["rho"] = st["rho"]
+    if acct.budget is not None:
+        out["budget"] = repr(acct.budget)
+        out["within_budget"] = acct.within_budget
+        out["remaining"] = repr(acct.remaining)
     return out
 
 
 def _when(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+_CHUNK = 500  # rows per printed table: the table is built and printed a chunk at a time
+
+
+def _closing(led: Any) -> Any:
+    import contextlib
+
+    return contextlib.closing(led)
+
+
+def _json_stream(out: IO[str], head: dict[str, Any], records: Iterator[Any], tail: dict[str, Any] | None) -> None:
+    """``{**head, "records": [...], **tail}`` as indented strict JSON, one record at a time."""
+    def dump(obj: Any, indent: int) -> str:
+        text = json.dumps(jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False)
+        return text.replace("\n", "\n" + " " * indent)
+
+    out.write("{\n")
+    for k, v in head.items():
+        out.write(f"  {json.dumps(k)}: {dump(v, 2)},\n")
+    out.write('  "records": [')
+    first = True
+    for r in records:
+        out.write(("\n    " if first else ",\n    ") + dump(r.to_json(), 4))
+        first = False
+    out.write("\n  ]" if not first else "]")
+    for k, v in (tail or {}).items():
+        out.write(f",\n  {json.dumps(k)}: {dump(v, 2)}")
+    out.write("\n}\n")
+    out.flush()
 
 
 @app.command()
@@ -94,38 +142,56 @@ def show(
         renyi ledger show spend.db --delta 1e-6 --json
     """
     with user_errors():
-        header, records = _open(path)
-        totals = _totals(header, records, delta)
-        if json_:
-            print_json({"path": str(path), "header": header, "records": [r.to_json() for r in records],
-                        "totals": totals})
-            return
-        from rich.table import Table
+        if delta is not None:
+            from renyi._validation import PROBABILITY_OPEN
 
-        c = console()
-        c.print(f"ledger {path}  (format {header.get('format')}, schema "
-                f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})", markup=False)
-        for key, value in header.items():
-            if key not in ("format", "schema_version", "renyi_version", "orders"):
-                c.print(f"  {key}: {value}", markup=False)
-        t = Table()
-        for col, just in (("id", "right"), ("time (UTC)", "left"), ("label", "left"), ("runs", "right"),
-                          ("spent", "left"), ("ρ per run", "right"), ("ε(∞) per run", "right"),
-                          ("δ per run", "right")):
-            t.add_column(col, justify=just)  # type: ignore[arg-type]
-        for r in records:
+            delta = PROBABILITY_OPEN.check("delta", delta)
+        with _closing(_open(path)) as led:
+            header = led.header
+            totals = _totals(led, delta)  # first pass: also checks the whole hash chain
+            if json_:
+                _json_stream(sys.stdout, {"path": str(path), "header": header}, led.iter_rows(0),
+                             {"totals": totals})
+                return
             from rich.markup import escape
+            from rich.table import Table
 
-            t.add_row(str(r.id), _when(r.time), escape(r.label or ""), f"{r.count:,}",
-                      escape(r.mechanism or str(r.guarantee.get("type", ""))),
-                      "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
-        c.print(t)
-        line = f"total: {totals['records']} spends, {totals['runs']:,} runs"
-        if "rho" in totals:
-            line += f"; ρ = {fmt_up(totals['rho'])}"
-        if "epsilon" in totals:
-            line += f"; ε ≤ {fmt_up(totals['epsilon'])} at δ = {fmt_num(totals['delta'])} ({totals['method']})"
-        c.print(line, markup=False)
+            c = console()
+            c.print(f"ledger {path}  (format {header.get('format')}, schema "
+                    f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})", markup=False)
+            for key, value in header.items():
+                if key not in ("format", "schema_version", "renyi_version", "grid", "filter_orders"):
+                    c.print(f"  {key}: {value}", markup=False)
+            columns = (("id", "right", 7), ("time (UTC)", "left", 19), ("label", "left", 16), ("runs", "right", 8),
+                       ("spent", "left", 30), ("ρ per run", "right", 10), ("ε(∞) per run", "right", 12),
+                       ("δ per run", "right", 9))
+
+            def table(first: bool) -> Any:
+                t = Table(show_header=first)
+                for col, just, width in columns:
+                    t.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
+                return t
+
+            t, n = table(True), 0
+            for r in led.iter_rows(0):
+                t.add_row(str(r.id), _when(r.time), escape(r.label or ""), f"{r.count:,}",
+                          escape(r.mechanism or str(r.guarantee.get("type", ""))),
+                          "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
+                n += 1
+                if n % _CHUNK == 0:
+                    c.print(t)
+                    t = table(False)
+            if n % _CHUNK or n == 0:
+                c.print(t)
+            line = f"total: {totals['records']} spends, {totals['runs']:,} runs"
+            if "rho" in totals:
+                line += f"; ρ = {fmt_up(totals['rho'])}"
+            if "epsilon" in totals:
+                line += f"; ε ≤ {fmt_up(totals['epsilon'])} at δ = {fmt_num(totals['delta'])} ({totals['method']})"
+            c.print(line, markup=False)
+            if "within_budget" in totals:
+                state = "within budget" if totals["within_budget"] else "OVER BUDGET"
+                c.print(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}", markup=False)
 
 
 @app.command()
@@ -144,24 +210,77 @@ def export(
         renyi ledger export spend.db --format csv > spend.csv
     """
     with user_errors():
-        header, records = _open(path)
-        if format is Format.json:
-            text = json.dumps(jsonable({"header": header, "records": [r.to_json() for r in records]}),
-                              ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-        else:
-            buf = io.StringIO()
-            w = csv.writer(buf)
-            w.writerow(["id", "time", "label", "count", "mechanism", "guarantee", "rho", "xi", "mu", "eps_inf",
-                        "delta"])
-            for r in records:
-                d = r.to_json()
-                w.writerow([d["id"], d["time"], d["label"] or "", d["count"], d["mechanism"] or "",
-                            json.dumps(d["guarantee"]), d["rho"], d["xi"], d["mu"], d["eps_inf"], d["delta"]])
-            text = buf.getvalue()
-        if output is None:
-            sys.stdout.write(text)
-        else:
+        with _closing(_open(path)) as led:
+            list(_drain(led))  # check the whole hash chain before writing anything
             try:
-                Path(output).write_text(text, encoding="utf-8")
+                fh = sys.stdout if output is None else open(output, "w", encoding="utf-8", newline="")
             except OSError as e:
                 raise CLIError(f"cannot write {str(output)!r}: {e.strerror or e}", EXIT_FAIL) from None
+            try:
+                if format is Format.json:
+                    _json_stream(fh, {"header": led.header}, led.iter_rows(0), None)
+                else:
+                    w = csv.writer(fh)
+                    w.writerow(["id", "time", "label", "count", "mechanism", "guarantee", "rho", "xi", "mu",
+                                "eps_inf", "delta"])
+                    for r in led.iter_rows(0):
+                        d = r.to_json()
+                        w.writerow([d["id"], d["time"], d["label"] or "", d["count"], d["mechanism"] or "",
+                                    json.dumps(d["guarantee"]), d["rho"], d["xi"], d["mu"], d["eps_inf"],
+                                    d["delta"]])
+                    fh.flush()
+            except OSError as e:
+                raise CLIError(f"cannot write {str(output or 'stdout')!r}: {e.strerror or e}", EXIT_FAIL) from None
+            finally:
+                if fh is not sys.stdout:
+                    fh.close()
+
+
+def _drain(led: Any) -> Iterator[None]:
+    for _ in led.iter_rows(0):
+        yield None
+
+
+@app.command()
+def verify(
+    path: Annotated[Path, typer.Argument(help="Ledger file.", show_default=False)],
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Check a ledger's hash chain: report every edited, deleted or reordered spend by id.
+
+    Exit status: 0 when the chain holds, 1 when a problem was found (or the ledger predates
+    hash chains), 2 when the file is missing or not a renyi ledger. The printed head hash,
+    kept elsewhere, also lets a later check detect the deletion of the newest spends.
+
+    Examples:
+
+        renyi ledger verify spend.db
+    """
+    with user_errors():
+        from renyi.errors import LedgerError
+        from renyi.ledger import verify as _verify
+
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            raise CLIError(f"{p}: no such ledger file", EXIT_USER)
+        try:
+            rep = _verify(p)
+        except LedgerError as e:
+            raise CLIError(str(e), EXIT_USER) from None
+        if json_:
+            print_json({"path": p, "ok": rep.ok, "chained": rep.chained, "rows": rep.rows, "head": rep.head,
+                        "problems": [{"id": i, "problem": m} for i, m in rep.problems]})
+        else:
+            out = sys.stdout
+            if not rep.chained:
+                out.write(f"{p}: {rep.rows} spends, schema 1 (no hash chain): cannot verify; "
+                          "opening it with renyi.Accountant adds the chain\n")
+            elif rep.ok:
+                out.write(f"{p}: OK, {rep.rows} spends, chain head {rep.head}\n")
+            else:
+                out.write(f"{p}: FAILED, {len(rep.problems)} problem(s) in {rep.rows} spends\n")
+                for i, m in rep.problems:
+                    out.write(f"  {'header' if i is None else 'spend ' + str(i)}: {m}\n")
+            out.flush()
+        if not rep.ok:
+            raise typer.Exit(EXIT_FAIL)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._values import CurveValue
 from .._validation import PROBABILITY_OPEN, NONNEGATIVE, check_int
 from ..errors import ConversionError
 
@@ -122,7 +123,7 @@ class Guarantee(ABC):
         """This guarantee as an RDP curve."""
         from .rdp import RDP
 
-        return RDP(self.rdp, eps_inf=float(self.rdp(math.inf)), label=repr(self))
+        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self))
 
     def to_zcdp(self) -> ZCDP:
         """The smallest (ξ, ρ)-zCDP guarantee implied by this one (ξ = 0 where possible)."""
@@ -158,3 +159,19 @@ def _check_delta(delta: float) -> float:
 
 def _check_epsilon(epsilon: float) -> float:
     return NONNEGATIVE.check("epsilon", epsilon)
+
+
+class _GuaranteeCurve(CurveValue):
+    """α ↦ g.rdp(α) for a guarantee g, equal to another exactly when the guarantees are equal
+    (a bound method would compare its guarantee by identity)."""
+
+    __slots__ = ("g",)
+
+    def __init__(self, g: Guarantee) -> None:
+        self.g = g
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return np.asarray(self.g.rdp(alpha), dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return repr(self.g)

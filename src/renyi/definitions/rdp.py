@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, NONNEGATIVE_EXTENDED, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError, DomainError
 from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
@@ -269,7 +270,7 @@ class ApproxRDP(Guarantee):
 
 
 # ----- curve building blocks (small callables so that curves stay values with a repr) ---
-class _Scaled:
+class _Scaled(CurveValue):
     __slots__ = ("fn", "k")
 
     def __init__(self, fn: CurveFn, k: float) -> None:
@@ -282,7 +283,7 @@ class _Scaled:
         return f"{self.k}·{self.fn!r}"
 
 
-class _Sum:
+class _Sum(CurveValue):
     __slots__ = ("fns",)
 
     def __init__(self, fns: Sequence[CurveFn]) -> None:
@@ -298,7 +299,7 @@ class _Sum:
         return " + ".join(repr(f) for f in self.fns)
 
 
-class _Infinite:
+class _Infinite(CurveValue):
     __slots__ = ()
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
@@ -308,7 +309,7 @@ class _Infinite:
         return "∞"
 
 
-class _GroupCurve:
+class _GroupCurve(CurveValue):
     __slots__ = ("fn", "k")
 
     def __init__(self, fn: CurveFn, k: int) -> None:
@@ -332,12 +333,15 @@ def _group_eval(fn: CurveFn, k: int, beta: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out), math.inf, out)
 
 
-class _PointsCurve:
+class _PointsCurve(CurveValue):
     __slots__ = ("a", "e", "k")
 
     def __init__(self, a: np.ndarray, e: np.ndarray) -> None:
         self.a, self.e = a, e
         self.k = (a - 1.0) * e
+
+    def _key(self) -> tuple[bytes, bytes]:
+        return (self.a.tobytes(), self.e.tobytes())
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
         alpha = np.asarray(alpha, dtype=np.float64)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, ORDER, check_int
 from .base import Conversion, Guarantee, _check_delta, _check_epsilon
 
@@ -80,7 +81,7 @@ class ZCDP(Guarantee):
         return ZCDP(k * k * self.rho, self.xi * k * h_k)
 
 
-class _Linear:
+class _Linear(CurveValue):
     __slots__ = ("xi", "rho")
 
     def __init__(self, xi: float, rho: float) -> None:

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, special
+from .._lazy import optimize, special
 
 from .. import _logmath as lm
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from ..definitions import RDP, ZCDP, Guarantee
 from ..definitions.base import Conversion, ParameterValue
@@ -197,7 +198,7 @@ def _dg_epsilon(sigma2: float, sensitivity: int, delta: float, upper: float) -> 
     return conv.round_up(hi)
 
 
-class _DGCurve:
+class _DGCurve(CurveValue):
     __slots__ = ("sigma2", "shifts")
 
     def __init__(self, sigma2: float, sensitivity: int) -> None:
@@ -343,7 +344,7 @@ def _check_scalar_release(m: Any, value: Any) -> None:
 
 
 # --------------------------------------------------------------------------- discrete Laplace
-class _DLapLoss:
+class _DLapLoss(CurveValue):
     """The privacy loss Z of DLap(0) vs DLap(d) (scale t, u = 1/t) under P = DLap(0).
 
     Z = u(|x − d| − |x|): du with probability 1/(1+r), −du with r^d/(1+r), and (d − 2x)u with
@@ -364,6 +365,9 @@ class _DLapLoss:
         y = np.arange(d, dtype=np.float64)
         r = math.exp(-u)
         self.kl = u * float(np.sum(-np.expm1(-(y + 1) * u) - r * np.expm1(-y * u))) / (1.0 + r)
+
+    def _key(self) -> tuple[float, int]:
+        return (self.u, self.d)  # the arrays are functions of (u, d)
 
     def rdp(self, alpha: np.ndarray) -> np.ndarray:
         a = np.asarray(alpha, dtype=np.float64)
@@ -405,13 +409,16 @@ def discrete_laplace_delta(scale: float, shift: int, epsilon: float) -> float:
     return _DLapLoss(1.0 / float(scale), int(shift)).delta(epsilon)
 
 
-class _DLapCurve:
+class _DLapCurve(CurveValue):
     __slots__ = ("losses", "label")
 
     def __init__(self, scale: float, sensitivity: int) -> None:
         u = 1.0 / scale
         self.losses = tuple(_DLapLoss(u, d) for d in range(1, sensitivity + 1))
         self.label = f"DiscreteLaplace(t={scale:g}, Δ={sensitivity})"
+
+    def _key(self) -> tuple[object, ...]:
+        return self.losses
 
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
         # max over the shifts 1..Δ (the largest shift is the worst in every case checked;

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 
 from .. import _logmath as lm
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, POSITIVE
 from ..definitions import RDP
 from ..definitions.base import ParameterValue
@@ -70,7 +71,7 @@ def bounded_range_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
     return out[()] if out.ndim == 0 else out
 
 
-class _BRCurve:
+class _BRCurve(CurveValue):
     __slots__ = ("eps",)
 
     def __init__(self, eps: float) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN
 from ..definitions import RDP
 from ..definitions.base import Conversion, ParameterValue
@@ -53,7 +54,7 @@ def laplace_epsilon(t: float, delta: float) -> float:
     return max(0.0, conv.round_up(t + 2.0 * math.log1p(-delta)))
 
 
-class _LaplaceCurve:
+class _LaplaceCurve(CurveValue):
     __slots__ = ("t",)
 
     def __init__(self, t: float) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
+from .._values import CurveValue
 from .._validation import NONNEGATIVE, PROBABILITY_OPEN, Interval, check_int
 from ..definitions import RDP
 from ..definitions.base import Conversion, ParameterValue
@@ -71,7 +72,7 @@ def randomized_response_rdp(epsilon: float, k: int, alpha: ArrayLike) -> np.ndar
     return out[()] if out.ndim == 0 else out
 
 
-class _RRCurve:
+class _RRCurve(CurveValue):
     __slots__ = ("eps", "k")
 
     def __init__(self, eps: float, k: int) -> None:

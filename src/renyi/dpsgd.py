@@ -1,0 +1,478 @@
+"""DP-SGD accounting in the words ML users already use.
+
+DP-SGD ([ACG+16]) runs ``steps`` noisy gradient steps. At each step every example is put in
+the batch independently with probability ``sample_rate`` (Poisson sampling), each example's
+gradient is clipped to ℓ₂ norm C, and Gaussian noise of standard deviation
+``noise_multiplier`` · C is added to the sum. Neighbouring data sets differ by adding or
+removing one example. One step is therefore ``PoissonSubsampled(Gaussian(noise_multiplier),
+sample_rate)`` and a run is that mechanism composed ``steps`` times.
+
+Every function here answers one question about that run:
+
+* :func:`epsilon` — an **upper bound** on ε at δ;
+* :func:`delta` — an **upper bound** on δ at ε;
+* :func:`noise_multiplier` — a σ at or just above the smallest σ that meets (ε, δ);
+* :func:`steps` — the largest number of steps that meets (ε, δ);
+* :func:`sample_rate` — a rate at or just below the largest rate that meets (ε, δ).
+
+Each answer is one-sided (the privacy it promises holds) and says how it was obtained
+(``answer.method``). A rate can be given as ``sample_rate`` or as ``batch_size`` and
+``dataset_size`` (expected batch size over data set size); the length of the run as
+``steps`` or as ``epochs`` (one epoch is 1/q steps, rounded up when it is not a whole number,
+which only adds privacy loss). Inputs that are arrays are broadcast together and answered as
+a sweep (:class:`Sweep`).
+
+**Shuffled batches are not Poisson sampling.** A data loader that shuffles and cuts the data
+into fixed-size batches is not covered by these numbers; see ``docs/dpsgd.md``.
+
+References:
+    [ACG+16] M. Abadi et al., Deep Learning with Differential Privacy, CCS 2016.
+    [MTZ19] I. Mironov, K. Talwar, L. Zhang, Rényi Differential Privacy of the Sampled
+        Gaussian Mechanism, arXiv:1908.10530, §3 (the exact per-step RDP curve).
+    [CKS20] C. Canonne, G. Kamath, T. Steinke, The Discrete Gaussian for Differential
+        Privacy, NeurIPS 2020, Prop. 12 (RDP to (ε, δ)).
+
+Examples:
+    >>> from renyi import dpsgd
+    >>> eps = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5)
+    >>> round(eps, 4), eps.method.split(":")[0]
+    (1.7117, 'RDP')
+    >>> float(dpsgd.epsilon(1.1, batch_size=600, dataset_size=60_000, epochs=10, delta=1e-5)) == eps
+    True
+    >>> sigma = dpsgd.noise_multiplier(2.0, 1e-5, 0.01, steps=1000)
+    >>> dpsgd.epsilon(sigma, 0.01, steps=1000, delta=1e-5) <= 2.0
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from . import _subsampled_gaussian as sg
+from ._validation import POSITIVE, PROBABILITY_OPEN, Interval, check_int, check_real
+from .errors import DomainError
+
+__all__ = [
+    "Answer",
+    "Steps",
+    "Sweep",
+    "Schedule",
+    "schedule",
+    "step_mechanism",
+    "epsilon",
+    "delta",
+    "noise_multiplier",
+    "steps",
+    "sample_rate",
+]
+
+#: Sampling rates: a rate of 0 would spend nothing and make every question degenerate.
+RATE = Interval(0.0, 1.0, hi_closed=True)
+_RDP_METHOD = "RDP: CKS20 Prop. 12 on the exact MTZ19 curve (α optimised)"
+_RDP_DELTA_METHOD = "RDP: CKS20 Prop. 12 (log-δ form) on the exact MTZ19 curve (α optimised)"
+
+
+# ----------------------------------------------------------------------------------------------
+# Answers
+# ----------------------------------------------------------------------------------------------
+class Answer(float):
+    """A float that says what it bounds and how it was obtained.
+
+    Attributes:
+        method: the route and theorem used (``"RDP: CKS20 Prop. 12 ..."``).
+        bound: the direction of the guarantee in words, e.g. ``"upper bound on ε"``.
+        witness: the Rényi order α at which the bound was evaluated (None when not order-based).
+        lower: a lower bound on the same quantity when the route provides one, else None.
+        achieved: for the solvers, the ε (upper bound) that the returned parameter achieves.
+    """
+
+    __slots__ = ("method", "bound", "witness", "lower", "achieved")
+
+    method: str
+    bound: str
+    witness: float | None
+    lower: float | None
+    achieved: float | None
+
+    def __new__(cls, value: float, method: str, bound: str, *, witness: float | None = None,
+                lower: float | None = None, achieved: float | None = None) -> Answer:
+        obj = float.__new__(cls, value)
+        obj.method, obj.bound, obj.witness, obj.lower, obj.achieved = method, bound, witness, lower, achieved
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{float(self)!r} ({self.bound}; {self.method})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_answer, (float(self), self.method, self.bound, self.witness, self.lower, self.achieved))
+
+
+def _answer(value: float, method: str, bound: str, witness: float | None, lower: float | None,
+            achieved: float | None) -> Answer:
+    return Answer(value, method, bound, witness=witness, lower=lower, achieved=achieved)
+
+
+class Steps(int):
+    """An ``int`` number of steps that says how it was obtained (see :class:`Answer`)."""
+
+    method: str
+    bound: str
+    achieved: float | None
+
+    def __new__(cls, value: int, method: str, bound: str, *, achieved: float | None = None) -> Steps:
+        obj = int.__new__(cls, value)
+        obj.method, obj.bound, obj.achieved = method, bound, achieved
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{int(self)!r} ({self.bound}; {self.method})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (int, (int(self),))
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """Answers for an array of configurations (the inputs broadcast together).
+
+    Attributes:
+        values: the answers, with the broadcast shape.
+        witnesses: the Rényi order of each answer (NaN where not order-based).
+        method: the route used.
+        bound: the direction of every answer, in words.
+    """
+
+    values: np.ndarray
+    witnesses: np.ndarray
+    method: str
+    bound: str
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.values[i]
+
+
+# ----------------------------------------------------------------------------------------------
+# Schedule: rate and steps from what the user gave
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A DP-SGD schedule: the sampling rate q and the number of steps T.
+
+    Attributes:
+        sample_rate: q ∈ (0, 1].
+        steps: T, an integer ≥ 1 (None when the question is how many steps).
+    """
+
+    sample_rate: float
+    steps: int | None
+
+
+def _rate(sample_rate: Any, batch_size: Any, dataset_size: Any) -> tuple[float, Fraction | None]:
+    """q from ``sample_rate`` or ``batch_size``/``dataset_size``; also q as an exact fraction when
+    it came from integers (so that epochs convert to steps without rounding)."""
+    frac: Fraction | None = None
+    if dataset_size is not None:
+        n = check_int("dataset_size", dataset_size, minimum=1)
+    if batch_size is not None:
+        b = check_int("batch_size", batch_size, minimum=1)
+        if dataset_size is None:
+            raise DomainError("batch_size needs dataset_size (the sampling rate is batch_size / dataset_size); "
+                              f"got batch_size={batch_size!r} and no dataset_size", name="dataset_size", value=None)
+        if b > n:
+            raise DomainError(f"batch_size must be at most dataset_size (the sampling rate must be in {RATE}); "
+                              f"got batch_size={b} > dataset_size={n}", name="batch_size", value=b)
+        frac = Fraction(b, n)
+    if sample_rate is None:
+        if frac is None:
+            raise DomainError("give sample_rate, or batch_size and dataset_size; got neither", name="sample_rate",
+                              value=None)
+        return float(frac), frac
+    q = RATE.check("sample_rate", sample_rate)
+    if frac is not None and abs(q - float(frac)) > 1e-12 * q:
+        raise DomainError(f"sample_rate {q!r} does not add up with batch_size / dataset_size = {b}/{n} = "
+                          f"{float(frac)!r}; give one of them", name="sample_rate", value=q)
+    return q, frac
+
+
+def _steps_of_epochs(epochs: float, q: float, frac: Fraction | None) -> int:
+    """T = epochs/q steps, rounded up when not whole (more steps only add privacy loss)."""
+    if frac is not None:
+        t = Fraction(epochs) / frac
+        return max(1, math.ceil(t))
+    t = epochs / q
+    r = round(t)
+    # 1/q is rarely exact in binary: 3 epochs at q = 0.01 gives 300.00000000000006.
+    if abs(t - r) <= 1e-9 * max(1.0, t):
+        return max(1, int(r))
+    if not math.isfinite(t) or t > 2.0**62:
+        raise DomainError(f"epochs / sample_rate must be at most 2**62 steps; got {t!r}", name="epochs", value=epochs)
+    return max(1, math.ceil(t))
+
+
+def schedule(sample_rate: Any = None, *, steps: Any = None, epochs: Any = None, batch_size: Any = None,
+             dataset_size: Any = None, need_steps: bool = True) -> Schedule:
+    """Resolve a DP-SGD schedule from any consistent combination of the usual words.
+
+    Args:
+        sample_rate: q ∈ (0, 1], or None when ``batch_size`` and ``dataset_size`` are given.
+        steps: number of steps T ≥ 1.
+        epochs: passes over the data (> 0); T = epochs/q, rounded up when not whole.
+        batch_size: expected batch size B ≥ 1 (Poisson sampling: q = B/n).
+        dataset_size: data set size n ≥ B.
+        need_steps: whether a length (steps or epochs) is required.
+
+    Returns:
+        :class:`Schedule` (q, T).
+
+    Raises:
+        DomainError: a rate outside (0, 1], a value out of its domain, or a combination that
+            does not add up (steps ≠ epochs/q, sample_rate ≠ batch_size/dataset_size, a batch
+            larger than the data set, batch_size without dataset_size).
+
+    Examples:
+        >>> schedule(batch_size=256, dataset_size=60_000, epochs=3)
+        Schedule(sample_rate=0.004266666666666667, steps=704)
+    """
+    q, frac = _rate(sample_rate, batch_size, dataset_size)
+    t_steps = None if steps is None else check_int("steps", steps, minimum=1)
+    t_epochs = None
+    if epochs is not None:
+        e = POSITIVE.check("epochs", epochs)
+        if math.isinf(e):
+            raise DomainError(f"epochs must be in (0, inf); got {epochs!r}", name="epochs", value=epochs)
+        t_epochs = _steps_of_epochs(e, q, frac)
+    if t_steps is not None and t_epochs is not None and t_steps != t_epochs:
+        raise DomainError(
+            f"steps and epochs do not add up: {epochs!r} epochs at sample rate {q!r} are {t_epochs} steps, "
+            f"not {t_steps}; give one of them", name="steps", value=t_steps)
+    t = t_steps if t_steps is not None else t_epochs
+    if t is None and need_steps:
+        raise DomainError("give steps or epochs (the length of the run); got neither", name="steps", value=None)
+    return Schedule(q, t)
+
+
+def step_mechanism(noise_multiplier: float, sample_rate: float) -> Any:
+    """One DP-SGD step as a renyi mechanism: ``PoissonSubsampled(Gaussian(σ), q)``.
+
+    Args:
+        noise_multiplier: σ ∈ (0, ∞) (noise standard deviation over the clipping norm).
+        sample_rate: q ∈ (0, 1].
+    """
+    from .mechanisms import Gaussian
+    from .subsampling import PoissonSubsampled
+
+    q = RATE.check("sample_rate", sample_rate)
+    return PoissonSubsampled(Gaussian(POSITIVE.check("noise_multiplier", noise_multiplier)), q)
+
+
+# ----------------------------------------------------------------------------------------------
+# Routes
+# ----------------------------------------------------------------------------------------------
+def _round_up(x: float) -> float:
+    if not math.isfinite(x) or x <= 0.0:
+        return max(x, 0.0)
+    return math.nextafter(x + x * 4.0 * 2.0**-52, math.inf)
+
+
+def _eps_rdp(q: float, sigma: float, t: int, dlt: float) -> tuple[float, float]:
+    """(ε upper bound, witness α) on the RDP route, rounded up."""
+    e, a = sg._eps_one(q, sigma, t, math.log(dlt))
+    return _round_up(e), a
+
+
+def _is_array(*xs: Any) -> bool:
+    return any(isinstance(x, (list, tuple, np.ndarray)) and np.ndim(x) > 0 for x in xs)
+
+
+# ----------------------------------------------------------------------------------------------
+# Questions
+# ----------------------------------------------------------------------------------------------
+def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
+            delta: Any, batch_size: Any = None, dataset_size: Any = None) -> Answer | Sweep:
+    """An upper bound on the ε of DP-SGD at ``delta``.
+
+    Args:
+        noise_multiplier: σ ∈ (0, ∞).
+        sample_rate: q ∈ (0, 1] (or give ``batch_size`` and ``dataset_size``).
+        steps: T ≥ 1 (or give ``epochs``).
+        epochs: passes over the data, > 0.
+        delta: δ ∈ (0, 1).
+        batch_size: expected batch size, 1 ≤ B ≤ n.
+        dataset_size: data set size n.
+
+    Returns:
+        :class:`Answer` (a float: an upper bound on ε, with ``method`` and ``witness``), or a
+        :class:`Sweep` when any argument is an array.
+
+    Raises:
+        DomainError: out-of-domain values, or a schedule that does not add up.
+
+    Examples:
+        >>> e = epsilon(1.1, 0.01, steps=10_000, delta=1e-5)
+        >>> round(e, 4), round(e.witness, 2)
+        (5.6318, 4.67)
+        >>> epsilon([0.8, 1.1], 0.01, steps=1000, delta=1e-5).values.round(3)
+        array([3.695, 1.712])
+    """
+    if _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size):
+        return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size)
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    dlt = PROBABILITY_OPEN.check("delta", delta)
+    s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+    assert s.steps is not None
+    e, a = _eps_rdp(s.sample_rate, sigma, s.steps, dlt)
+    return Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+
+
+def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,
+                   batch_size: Any, dataset_size: Any) -> Sweep:
+    arrays = np.broadcast_arrays(*(np.asarray(x if x is not None else np.nan, dtype=object)
+                                   for x in (noise_multiplier, sample_rate, steps_, epochs, delta_, batch_size,
+                                             dataset_size)))
+    shape = arrays[0].shape
+    flat = [a.ravel() for a in arrays]
+    size = flat[0].size
+    qs, ts = np.empty(size), np.empty(size)
+
+    def opt(v: Any) -> Any:
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    for i in range(size):
+        s = schedule(opt(flat[1][i]), steps=opt(flat[2][i]), epochs=opt(flat[3][i]), batch_size=opt(flat[5][i]),
+                     dataset_size=opt(flat[6][i]))
+        qs[i], ts[i] = s.sample_rate, float(s.steps)  # type: ignore[arg-type]
+    sig = POSITIVE.check_array("noise_multiplier", np.asarray([check_real("noise_multiplier", v) for v in flat[0]]))
+    dl = PROBABILITY_OPEN.check_array("delta", np.asarray([check_real("delta", v) for v in flat[4]]))
+    e, a = sg.dpsgd_epsilon_many(qs, sig, ts, dl)
+    e = np.where(np.isfinite(e) & (e > 0), np.nextafter(e * (1.0 + 4.0 * 2.0**-52), np.inf), e)
+    return Sweep(e.reshape(shape), a.reshape(shape), _RDP_METHOD, "upper bound on ε")
+
+
+def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
+          epsilon: Any, batch_size: Any = None, dataset_size: Any = None) -> Answer:
+    """An upper bound on the δ of DP-SGD at ``epsilon`` (arguments as in :func:`epsilon`).
+
+    Examples:
+        >>> d = delta(1.1, 0.01, steps=1000, epsilon=1.7117143312242322 * (1 + 1e-9))
+        >>> d <= 1e-5
+        True
+    """
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    eps = Interval(0.0, math.inf, lo_closed=True).check("epsilon", epsilon)
+    s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+    assert s.steps is not None
+    log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
+    d = 1.0 if log_d >= 0 else min(1.0, _round_up(math.exp(log_d)))
+    return Answer(d, _RDP_DELTA_METHOD, "upper bound on δ", witness=a)
+
+
+def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float]:
+    eps = POSITIVE.check("target_epsilon", target_epsilon)
+    if math.isinf(eps):
+        raise DomainError(f"target_epsilon must be in (0, inf); got {target_epsilon!r}", name="target_epsilon",
+                          value=target_epsilon)
+    return eps, PROBABILITY_OPEN.check("target_delta", target_delta)
+
+
+def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = None, *, steps: Any = None,
+                     epochs: Any = None, batch_size: Any = None, dataset_size: Any = None) -> Answer:
+    """The smallest noise multiplier σ whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
+
+    The answer is on the safe side: :func:`epsilon` at the returned σ is ≤ the target (checked
+    before returning), and it is within a relative 10⁻⁹ or so of the smallest such σ.
+
+    Args:
+        target_epsilon: ε ∈ (0, ∞).
+        target_delta: δ ∈ (0, 1).
+        sample_rate, steps, epochs, batch_size, dataset_size: the schedule (see :func:`epsilon`).
+
+    Returns:
+        :class:`Answer` (σ), with ``achieved`` the ε it reaches.
+
+    Raises:
+        DomainError: out-of-domain values, a schedule that does not add up, or a target that
+            needs σ > 10¹².
+
+    Examples:
+        >>> s = noise_multiplier(3.0, 1e-5, 0.01, steps=10_000)
+        >>> round(s, 6), s.achieved <= 3.0
+        (1.661855, True)
+    """
+    eps, dlt = _check_targets(target_epsilon, target_delta)
+    s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+    q, t = s.sample_rate, s.steps
+    assert t is not None
+    sigma = sg.dpsgd_sigma(q, t, eps, dlt)
+    # The private solver verifies the raw ε; the public ε is rounded up by a few ulps, so make
+    # sure the answer meets the target as the user will check it.
+    achieved, _ = _eps_rdp(q, sigma, t, dlt)
+    step = 2.0**-50
+    while achieved > eps:
+        sigma = sigma * (1.0 + step)
+        step *= 2.0
+        achieved, _ = _eps_rdp(q, sigma, t, dlt)
+    return Answer(sigma, _RDP_METHOD, "σ at or above the smallest that meets the target", achieved=achieved)
+
+
+def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_rate: Any = None, *,
+          batch_size: Any = None, dataset_size: Any = None) -> Steps:
+    """The largest number of steps whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
+
+    Returns:
+        :class:`Steps` (an ``int``; 0 if even one step exceeds the target), with ``achieved``.
+
+    Examples:
+        >>> t = steps(3.0, 1e-5, 1.1, 0.01)
+        >>> int(t), epsilon(1.1, 0.01, steps=int(t), delta=1e-5) <= 3.0
+        (3132, True)
+    """
+    eps, dlt = _check_targets(target_epsilon, target_delta)
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    q = schedule(sample_rate, batch_size=batch_size, dataset_size=dataset_size, need_steps=False).sample_rate
+    t = sg.dpsgd_steps(q, sigma, eps, dlt)
+    achieved = 0.0
+    while t > 0:
+        achieved, _ = _eps_rdp(q, sigma, t, dlt)
+        if achieved <= eps:
+            break
+        t -= 1
+    return Steps(t, _RDP_METHOD, "the largest number of steps that meets the target", achieved=achieved)
+
+
+def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *, steps: Any) -> Answer:
+    """The largest Poisson sampling rate whose DP-SGD run of ``steps`` steps meets the target.
+
+    Multiply by the data set size and round down for the largest expected batch size.
+
+    Returns:
+        :class:`Answer` (q ∈ [0, 1]; 0 when no positive rate meets the target), with ``achieved``.
+
+    Examples:
+        >>> q = sample_rate(3.0, 1e-5, 1.1, steps=10_000)
+        >>> epsilon(1.1, q, steps=10_000, delta=1e-5) <= 3.0
+        True
+    """
+    eps, dlt = _check_targets(target_epsilon, target_delta)
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    t = check_int("steps", steps, minimum=1)
+    q = sg.dpsgd_rate(sigma, t, eps, dlt)
+    achieved = 0.0
+    if q > 0.0:
+        achieved, _ = _eps_rdp(q, sigma, t, dlt)
+        step = 2.0**-50
+        while achieved > eps and q > 0.0:
+            q = q * (1.0 - step)
+            step *= 2.0
+            achieved, _ = _eps_rdp(q, sigma, t, dlt)
+    return Answer(q, _RDP_METHOD, "rate at or below the largest that meets the target", achieved=achieved)

@@ -1,0 +1,263 @@
+"""renyi.accuracy: intervals for the noise of each mechanism, both directions, many cells.
+
+Golden values are computed here with mpmath at 40 digits from the definitions (Gaussian and
+Laplace tails; discrete tails as explicit sums), independently of the library's log-space code.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from renyi import DiscreteGaussian, DiscreteLaplace, DomainError, Gaussian, Laplace, RandomizedResponse
+from renyi.accuracy import failure_probability, half_width, noise_for
+from renyi.samplers import laplace as lap_sampler
+from renyi.samplers import normal, sample_discrete_gaussian, sample_discrete_laplace
+
+mp.mp.dps = 40
+
+
+# --------------------------------------------------------------------------- independent oracles
+def _cell_beta(beta: float, cells: int, method: str) -> mp.mpf:
+    b = mp.mpf(beta)
+    if method == "union":
+        return b / cells
+    return 1 - (1 - b) ** (mp.mpf(1) / cells)
+
+
+def _mp_gauss_hw(sigma: float, beta: float, cells: int, method: str) -> mp.mpf:
+    with mp.workdps(400):  # 1 − b must keep b's digits even for b ≈ 1e-120
+        b = _cell_beta(beta, cells, method)
+        return sigma * mp.sqrt(2) * mp.erfinv(1 - b)  # P[|N| > λ] = erfc(λ/(σ√2)) = b
+
+
+def _mp_dg_tail(sigma: float, k: int) -> mp.mpf:
+    """P[|X| > k] for the discrete Gaussian as explicit sums."""
+    s2 = mp.mpf(sigma) ** 2
+    f = lambda x: mp.exp(-mp.mpf(x) ** 2 / (2 * s2))  # noqa: E731
+    top = k + int(60 * sigma) + 60
+    theta = 1 + 2 * mp.fsum(f(x) for x in range(1, top))
+    return 2 * mp.fsum(f(x) for x in range(k + 1, top)) / theta
+
+
+def _mp_dlap_tail(t: float, k: int) -> mp.mpf:
+    r = mp.exp(-1 / mp.mpf(t))
+    c = (1 - r) / (1 + r)
+    return 2 * c * mp.fsum(r**x for x in range(k + 1, k + 2000))
+
+
+# --------------------------------------------------------------------------- closed forms
+@pytest.mark.parametrize("sigma,beta,cells,method", [
+    (1.0, 0.05, 1, "independent"),
+    (100.0, 0.05, 3000, "independent"),
+    (100.0, 0.05, 3000, "union"),
+    (2.5, 1e-9, 10, "union"),
+    (0.01, 0.5, 7, "independent"),
+    (1e6, 1e-100, 10**12, "independent"),
+])
+def test_gaussian_half_width_matches_mpmath(sigma, beta, cells, method):
+    """The Gaussian half-width is the exact one, rounded up by at most a relative 1e-10."""
+    exact = float(_mp_gauss_hw(sigma, beta, cells, method))
+    got = half_width(Gaussian(sigma), cells=cells, beta=beta, method=method)
+    assert exact <= got <= exact * (1 + 1e-10)
+
+
+@pytest.mark.parametrize("scale,beta,cells,method", [
+    (1.0, 0.05, 1, "independent"), (20.0, 0.01, 500, "union"), (20.0, 0.01, 500, "independent"),
+    (3.0, 1e-200, 1, "independent"),
+])
+def test_laplace_half_width_matches_mpmath(scale, beta, cells, method):
+    """Laplace: λ = b·log(1/β_cell) exactly (P[|Lap(b)| > λ] = e^{−λ/b})."""
+    with mp.workdps(400):
+        exact = float(-scale * mp.log(_cell_beta(beta, cells, method)))
+    got = half_width(Laplace(scale), cells=cells, beta=beta, method=method)
+    assert exact <= got <= exact * (1 + 1e-10)
+
+
+def test_coverage_and_beta_agree():
+    """coverage = 0.95 and beta = 0.05 give the same interval."""
+    m = Gaussian(3.0)
+    assert half_width(m, 0.95, 10) == pytest.approx(half_width(m, cells=10, beta=0.05), rel=1e-14)
+
+
+def test_union_is_never_tighter_than_independent():
+    """The union bound is valid for any dependence, so it can only be wider."""
+    for m in (Gaussian(2.0), Laplace(2.0), DiscreteGaussian(2), DiscreteLaplace(2)):
+        for t in (1, 2, 10, 1000):
+            assert half_width(m, cells=t, method="union") >= half_width(m, cells=t)
+
+
+def test_more_cells_are_wider():
+    """Simultaneous intervals grow with the number of cells."""
+    widths = [half_width(Gaussian(1.0), cells=t) for t in (1, 10, 100, 10**4, 10**8)]
+    assert widths == sorted(widths) and len(set(widths)) == len(widths)
+
+
+# --------------------------------------------------------------------------- discrete: exact sums
+@pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0, 1.7, 3.0, 10.0])
+@pytest.mark.parametrize("beta", [0.05, 0.2, 1e-6])
+def test_discrete_gaussian_is_the_smallest_integer_meeting_the_exact_tail(sigma, beta):
+    """At small σ the half-width is the smallest integer k with exact P[|X| > k] ≤ β."""
+    k = int(half_width(DiscreteGaussian(sigma), beta=beta))
+    assert _mp_dg_tail(sigma, k) <= beta
+    assert k == 0 or _mp_dg_tail(sigma, k - 1) > beta
+
+
+def test_discrete_gaussian_differs_from_the_continuous_approximation():
+    """Where the continuous tail is wrong, the exact sum decides (here: narrower by one)."""
+    sigma, beta = 0.6, 0.01
+    cont = math.ceil(float(_mp_gauss_hw(sigma, beta, 1, "union")))
+    k = int(half_width(DiscreteGaussian(sigma), beta=beta))
+    assert _mp_dg_tail(sigma, k) <= beta
+    assert k < cont
+
+
+@pytest.mark.parametrize("sigma,k", [(0.5, 0), (1.0, 1), (1.0, 2), (3.0, 5), (25.0, 49)])
+def test_discrete_gaussian_failure_probability_is_the_exact_sum(sigma, k):
+    """failure_probability equals the exact tail sum (relative 1e-9)."""
+    got = failure_probability(DiscreteGaussian(sigma), k)
+    assert got == pytest.approx(float(_mp_dg_tail(sigma, k)), rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [0.3, 1.0, 2.0, 7.5])
+@pytest.mark.parametrize("beta", [0.05, 0.1, 1e-8])
+def test_discrete_laplace_is_the_smallest_integer_meeting_the_exact_tail(t, beta):
+    """Discrete Laplace: the smallest k with exact P[|X| > k] ≤ β."""
+    k = int(half_width(DiscreteLaplace(Fraction(t)), beta=beta))
+    assert _mp_dlap_tail(t, k) <= beta
+    assert k == 0 or _mp_dlap_tail(t, k - 1) > beta
+    assert failure_probability(DiscreteLaplace(Fraction(t)), k) == pytest.approx(float(_mp_dlap_tail(t, k)), rel=1e-9)
+
+
+def test_huge_sigma_discrete_gaussian_uses_a_valid_bound():
+    """Beyond millions of terms the continuous half-width, rounded up, is used (valid: θ ≥ σ√(2π))."""
+    sigma = 1e7
+    k = half_width(DiscreteGaussian(sigma))
+    assert k == math.ceil(float(_mp_gauss_hw(sigma, 0.05, 1, "union")) * (1 - 1e-13))
+
+
+# --------------------------------------------------------------------------- coverage by simulation
+N = 100_000
+
+
+def _within_5se(hits: int, p: float) -> bool:
+    se = math.sqrt(p * (1 - p) / N)
+    return abs(hits / N - p) <= 5 * se
+
+
+@pytest.mark.parametrize("mech,draw", [
+    (Gaussian(3.0), lambda g: 3.0 * normal(g, N)),
+    (Laplace(2.0), lambda g: 2.0 * lap_sampler(g, N)),
+    (DiscreteGaussian(40), lambda g: sample_discrete_gaussian(Fraction(1600), N, rng=g)),
+    (DiscreteLaplace(40), lambda g: sample_discrete_laplace(Fraction(40), N, rng=g)),
+], ids=["gaussian", "laplace", "discrete_gaussian", "discrete_laplace"])
+def test_coverage_is_95_percent(mech, draw):
+    """10⁵ seeded draws of renyi's noise land inside the 95 % interval at 95 % (± 5 s.e.)."""
+    g = np.random.default_rng(20261123)
+    hw = half_width(mech)
+    hits = int(np.sum(np.abs(draw(g)) <= hw))
+    exact = 1.0 - failure_probability(mech, hw)
+    assert exact >= 0.95
+    assert _within_5se(hits, 0.95 if exact - 0.95 < 0.002 else exact)
+    assert _within_5se(hits, exact)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_discrete_gaussian_coverage_at_small_sigma_is_the_exact_sum(sigma):
+    """At small σ the coverage is well above 95 %; the draws match the exact sum, not 95 %."""
+    g = np.random.default_rng(7)
+    m = DiscreteGaussian(sigma)
+    hw = half_width(m)
+    hits = int(np.sum(np.abs(sample_discrete_gaussian(m.sigma2, N, rng=g)) <= hw))
+    assert _within_5se(hits, float(1 - _mp_dg_tail(sigma, int(hw))))
+    assert hits / N >= 0.95
+
+
+def test_simultaneous_coverage_over_cells():
+    """10⁵ draws of 20 independent cells: all 20 inside at rate 95 % (independent) or more (union)."""
+    g = np.random.default_rng(11)
+    z = np.max(np.abs(normal(g, (N, 20))), axis=1)
+    ind = half_width(Gaussian(1.0), cells=20)
+    assert _within_5se(int(np.sum(z <= ind)), 0.95)
+    union = half_width(Gaussian(1.0), cells=20, method="union")
+    assert _within_5se(int(np.sum(z <= union)), 1.0 - failure_probability(Gaussian(1.0), union, 20))
+
+
+# --------------------------------------------------------------------------- the inverse
+@settings(max_examples=60, deadline=None)
+@given(h=st.floats(0.5, 1e6), cov=st.floats(0.01, 0.999999), cells=st.integers(1, 10**6),
+       kind=st.sampled_from(["gaussian", "laplace", "discrete_gaussian", "discrete_laplace"]),
+       method=st.sampled_from(["independent", "union"]))
+def test_noise_for_round_trips_one_sided(h, cov, cells, kind, method):
+    """half_width(noise_for(λ)) ≤ λ, and slightly more noise would exceed λ."""
+    make = {"gaussian": Gaussian, "laplace": Laplace, "discrete_gaussian": DiscreteGaussian,
+            "discrete_laplace": DiscreteLaplace}[kind]
+    try:
+        s = noise_for(h, cov, cells, kind, method=method)
+    except DomainError:
+        assert kind.startswith("discrete")  # a discrete target can be unreachable only at λ < 1
+        return
+    assert half_width(make(s), cov, cells, method=method) <= (math.floor(h) if "discrete" in kind else h)
+    bigger = make(s * (1 + 1e-8))
+    assert half_width(bigger, cov, cells, method=method) > (h if kind in ("gaussian", "laplace") else h - 1)
+
+
+def test_noise_for_gaussian_matches_mpmath():
+    """σ = λ/z exactly (rounded down by at most 1e-10)."""
+    exact = 300.0 / float(_mp_gauss_hw(1.0, 0.05, 3000, "independent"))
+    got = noise_for(300.0, cells=3000, beta=0.05)
+    assert exact * (1 - 1e-10) <= got <= exact
+
+
+def test_noise_for_discrete_zero_half_width():
+    """λ < 1 asks for an exact answer with probability ≥ coverage: a small σ does it."""
+    s = noise_for(0.5, coverage=0.9, kind="discrete_gaussian")
+    assert failure_probability(DiscreteGaussian(s), 0) <= 0.1
+    t = noise_for(0, coverage=0.9, kind="discrete_laplace")
+    assert failure_probability(DiscreteLaplace(t), 0) <= 0.1
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("kwargs,word", [
+    ({"coverage": 0.0}, "coverage"), ({"coverage": 1.0}, "coverage"), ({"coverage": 1.5}, "coverage"),
+    ({"coverage": float("nan")}, "coverage"), ({"beta": 0.0}, "beta"), ({"beta": 1.0}, "beta"),
+    ({"cells": 0}, "cells"), ({"cells": 2.5}, "cells"), ({"method": "bonferroni"}, "method"),
+])
+def test_half_width_bad_input(kwargs, word):
+    """Out-of-domain arguments raise DomainError naming the parameter."""
+    with pytest.raises(DomainError, match=word):
+        half_width(Gaussian(1.0), **kwargs)
+
+
+def test_half_width_refuses_mechanisms_without_numeric_noise():
+    """Randomized response has no additive noise: the error points to its estimator."""
+    with pytest.raises(DomainError, match="rr_estimate"):
+        half_width(RandomizedResponse(1.0))
+
+
+@pytest.mark.parametrize("args,kwargs,word", [
+    ((0.0,), {}, "half_width"), ((-1.0,), {}, "half_width"), ((1.0,), {"kind": "cauchy"}, "kind"),
+    ((1.0, 1.0), {}, "coverage"), ((1.0,), {"cells": -3}, "cells"), ((-1.0,), {"kind": "discrete_gaussian"}, "half_width"),
+])
+def test_noise_for_bad_input(args, kwargs, word):
+    """Out-of-domain arguments raise DomainError naming the parameter."""
+    with pytest.raises(DomainError, match=word):
+        noise_for(*args, **kwargs)
+
+
+def test_failure_probability_bad_input():
+    with pytest.raises(DomainError, match="half_width"):
+        failure_probability(Gaussian(1.0), -1.0)
+
+
+def test_module_is_reachable_from_the_package():
+    """``renyi.accuracy.half_width`` works after a plain ``import renyi``."""
+    import renyi
+
+    assert renyi.accuracy.half_width is half_width

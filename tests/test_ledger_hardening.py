@@ -1,0 +1,343 @@
+"""The SQLite ledger under hostile conditions: crashes during creation, concurrent first opens,
+a full disk, tampering, and ledgers of every kind of spend read back by the tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import sys
+import time
+
+import pytest
+
+from renyi.accountant import Accountant
+from renyi.definitions import ZCDP, PureDP
+from renyi.errors import DomainError, LedgerError
+from renyi.ledger import SQLiteLedger, verify
+
+posix = pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "fork"), reason="POSIX fork and signals")
+
+
+def _fork(fn) -> int:
+    pid = os.fork()
+    if pid == 0:  # child: never return into pytest
+        code = 0
+        try:
+            fn()
+        except BaseException:
+            code = 3
+        os._exit(code)
+    return pid
+
+
+def _rows(path) -> list[tuple]:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT id, label, rho FROM renyi_spends ORDER BY id").fetchall()
+    finally:
+        con.close()
+
+
+# ----- atomic creation -------------------------------------------------------------------
+@posix
+def test_sigkill_during_creation_never_bricks_the_ledger(tmp_path):
+    """60 creations killed at random moments (10 at a time): every later open succeeds."""
+    t0 = time.perf_counter()
+    Accountant(budget=ZCDP(1.0), ledger=str(tmp_path / "timing.db")).close()
+    t_create = time.perf_counter() - t0
+    rng = random.Random(1)
+    paths = []
+    for batch in range(6):
+        pids = []
+        for k in range(10):
+            path = str(tmp_path / f"l{batch}-{k}.db")
+            paths.append(path)
+            pids.append(_fork(lambda path=path: Accountant(budget=ZCDP(1.0), ledger=path).close()))
+        # under load 10 concurrent creations take longer than one: spread kills over ~3×
+        for pid in sorted(pids, key=lambda _: rng.random()):
+            time.sleep(rng.uniform(0.0, 0.3 * t_create))
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in pids:
+            os.waitpid(pid, 0)
+    states = {"complete": 0, "absent or empty": 0}
+    for i, path in enumerate(paths):
+        states["complete" if os.path.exists(path) and os.path.getsize(path) > 0 else "absent or empty"] += 1
+        with Accountant(budget=ZCDP(1.0), ledger=path) as acct:
+            if i % 10 == 0:
+                acct.spend(ZCDP(0.1))
+        assert verify(path).ok
+    assert sum(states.values()) == 60, states
+    print(states)
+
+
+@posix
+def test_concurrent_first_opens_all_succeed(tmp_path):
+    """12 processes open one missing ledger at the same instant and spend: all succeed."""
+    path = str(tmp_path / "race.db")
+    n = 12
+    start = time.time() + 0.3
+
+    def worker():
+        while time.time() < start:
+            time.sleep(0.001)
+        with Accountant(budget=ZCDP(1.0), ledger=path) as acct:
+            acct.spend(ZCDP(0.01), label=f"p{os.getpid()}")
+
+    pids = [_fork(worker) for _ in range(n)]
+    codes = [os.waitpid(p, 0)[1] for p in pids]
+    assert codes == [0] * n
+    assert len(_rows(path)) == n
+    assert verify(path).ok
+
+
+def test_empty_and_schema_less_files_are_initialised(tmp_path):
+    """A 0-byte file, and a SQLite file with no schema (a crash mid-creation in older
+    versions), hold nothing and become ledgers; a foreign database is refused untouched."""
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    half = tmp_path / "half.db"
+    con = sqlite3.connect(half)
+    con.execute("PRAGMA journal_mode=WAL")  # writes the header page, no table
+    con.close()
+    for p in (empty, half):
+        with Accountant(ledger=str(p)) as acct:
+            acct.spend(ZCDP(0.1))
+        assert verify(p).ok
+    foreign = tmp_path / "foreign.db"
+    con = sqlite3.connect(foreign)
+    con.execute("CREATE TABLE t (x)")
+    con.close()
+    before = foreign.read_bytes()
+    with pytest.raises(LedgerError, match="not a renyi ledger"):
+        Accountant(ledger=str(foreign))
+    assert foreign.read_bytes() == before
+    other_app = tmp_path / "app.db"
+    con = sqlite3.connect(other_app)
+    con.execute("PRAGMA user_version=7")
+    con.close()
+    with pytest.raises(LedgerError, match="another application"):
+        Accountant(ledger=str(other_app))
+
+
+@pytest.mark.parametrize("path", ["", ":memory:", "file::memory:"])
+def test_paths_that_would_lose_spends_are_refused(path):
+    """sqlite3 turns these into temporary databases: refused with a clear error."""
+    with pytest.raises(DomainError, match="MemoryLedger"):
+        Accountant(ledger=path)
+
+
+# ----- kills during spends, disk full --------------------------------------------------------
+@posix
+def test_sigkill_during_spends_leaves_a_verifiable_ledger(tmp_path):
+    """A writer killed mid-stream: the ledger opens, its chain verifies, and it can spend."""
+    path = str(tmp_path / "k.db")
+    Accountant(budget=ZCDP(10.0), ledger=path).close()
+    rng = random.Random(2)
+    for _ in range(8):
+        def writer():
+            with Accountant(ledger=path) as acct:
+                for _ in range(10_000):
+                    acct.spend(ZCDP(1e-6))
+
+        pid = _fork(writer)
+        time.sleep(rng.uniform(0.05, 0.3))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert verify(path).ok
+    with Accountant(ledger=path) as acct:
+        n = acct.state["spends"]
+        acct.spend(ZCDP(1e-6))
+        assert acct.state["spends"] == n + 1
+
+
+def test_disk_full_is_a_ledger_error_and_loses_nothing_acknowledged(tmp_path):
+    """SQLITE_FULL (simulated with max_page_count) surfaces as LedgerError; every spend that
+    returned is in the ledger, the failed one is not."""
+    path = str(tmp_path / "full.db")
+    acct = Accountant(ledger=path)
+    page_count = acct.ledger._con.execute("PRAGMA page_count").fetchone()[0]
+    acct.ledger._con.execute(f"PRAGMA max_page_count={page_count + 2}")
+    ok = 0
+    with pytest.raises(LedgerError, match="full"):
+        for i in range(10_000):
+            acct.spend(ZCDP(1e-6), label="x" * 500 + str(i))
+            ok += 1
+    acct.close()
+    assert ok > 0
+    with Accountant(ledger=path) as again:
+        assert again.state["spends"] == ok
+    assert verify(path).ok
+
+
+# ----- tamper evidence -----------------------------------------------------------------------
+def _ledger_with(tmp_path, n=5):
+    path = str(tmp_path / "t.db")
+    with Accountant(budget=ZCDP(0.01), ledger=path) as acct:
+        for i in range(n):
+            acct.spend(ZCDP(0.001), label=f"s{i + 1}")
+    return path
+
+
+def _sql(path, *stmts):
+    con = sqlite3.connect(path)
+    for s in stmts:
+        con.execute(s)
+    con.commit()
+    con.close()
+
+
+def test_untouched_ledger_verifies(tmp_path):
+    path = _ledger_with(tmp_path)
+    rep = verify(path)
+    assert rep.ok and rep.rows == 5 and rep.problems == ()
+
+
+def test_edited_value_is_detected_with_its_id(tmp_path):
+    """The audit's attack: ρ '0.001' → '0.000' on disk. Opening refuses; verify names spend 3."""
+    path = _ledger_with(tmp_path)
+    _sql(path, "UPDATE renyi_spends SET rho = '0.0' WHERE id = 3")
+    rep = verify(path)
+    assert not rep.ok and [i for i, _ in rep.problems] == [3]
+    with pytest.raises(LedgerError, match="spend 3"):
+        Accountant(ledger=path)
+
+
+def test_deleted_row_is_detected(tmp_path):
+    path = _ledger_with(tmp_path)
+    _sql(path, "DELETE FROM renyi_spends WHERE id = 2")
+    rep = verify(path)
+    assert not rep.ok and rep.problems[0][0] == 2 and "missing" in rep.problems[0][1]
+    with pytest.raises(LedgerError, match="spend 2"):
+        Accountant(ledger=path)
+
+
+def test_deleted_newest_row_is_detected(tmp_path):
+    path = _ledger_with(tmp_path)
+    _sql(path, "DELETE FROM renyi_spends WHERE id = 5")
+    rep = verify(path)
+    assert not rep.ok and rep.problems[0][0] == 5
+    with pytest.raises(LedgerError, match="5"):
+        Accountant(ledger=path)
+
+
+def test_swapped_rows_are_detected(tmp_path):
+    path = _ledger_with(tmp_path)
+    cols = "time, label, count, guarantee, mechanism, curve, eps_inf, xi, rho, mu, delta, hash"
+    _sql(path,
+         f"CREATE TEMP TABLE a AS SELECT {cols} FROM renyi_spends WHERE id = 2",
+         f"CREATE TEMP TABLE b AS SELECT {cols} FROM renyi_spends WHERE id = 4",
+         "DELETE FROM renyi_spends WHERE id IN (2, 4)",
+         f"INSERT INTO renyi_spends (id, {cols}) SELECT 2, * FROM b",
+         f"INSERT INTO renyi_spends (id, {cols}) SELECT 4, * FROM a")
+    rep = verify(path)
+    assert not rep.ok and {i for i, _ in rep.problems} >= {2, 4}
+    with pytest.raises(LedgerError, match="spend 2"):
+        Accountant(ledger=path)
+
+
+def test_edited_header_is_detected(tmp_path):
+    """Raising the stored budget is detected even on a ledger without spends."""
+    path = str(tmp_path / "h.db")
+    Accountant(budget=ZCDP(0.01), ledger=path).close()
+    con = sqlite3.connect(path)
+    (b,) = con.execute("SELECT value FROM renyi_header WHERE key = 'budget'").fetchone()
+    con.execute("UPDATE renyi_header SET value = ? WHERE key = 'budget'", (b.replace("0.01", "10.0"),))
+    con.commit()
+    con.close()
+    rep = verify(path)
+    assert not rep.ok and rep.problems[0][0] is None and "header" in rep.problems[0][1]
+    with pytest.raises(LedgerError, match="header"):
+        Accountant(ledger=path)
+
+
+def test_schema_1_ledger_is_upgraded_with_a_chain(tmp_path):
+    """A ledger written before hash chains opens, gains a chain, and then verifies."""
+    path = _ledger_with(tmp_path, 3)
+    _sql(path, "DROP TABLE renyi_head", "ALTER TABLE renyi_spends DROP COLUMN hash",
+         "UPDATE renyi_header SET value = '1' WHERE key = 'schema_version'")
+    assert not verify(path).chained
+    with Accountant(ledger=path) as acct:
+        assert acct.state["spends"] == 3
+        acct.spend(ZCDP(0.001))
+    rep = verify(path)
+    assert rep.ok and rep.rows == 4
+
+
+# ----- reading every kind of ledger ---------------------------------------------------------
+def test_curve_spends_are_read_back(tmp_path):
+    """Laplace, randomized response and DP-SGD (subsampled Gaussian) spends: history and the
+    replayed totals work (they used to fail with "RDP guarantee without points")."""
+    from renyi.accountant import replay
+    from renyi.ledger import open_readonly
+    from renyi.mechanisms import Gaussian, Laplace, RandomizedResponse
+    from renyi.subsampling import PoissonSubsampled
+
+    path = str(tmp_path / "c.db")
+    with Accountant(ledger=path) as acct:
+        acct.spend(Laplace(2.0))
+        acct.spend(RandomizedResponse(epsilon=1.0))
+        acct.spend(PoissonSubsampled(Gaussian(1.1), 0.01), count=100)
+        eps = acct.epsilon(1e-5)
+        assert len(acct.history) == 3
+    led = open_readonly(path)
+    try:
+        again = replay(led.header, led.iter_rows(0))
+        assert again.epsilon(1e-5) == eps
+        assert [r.id for r in led.iter_rows(0)] == [1, 2, 3]
+    finally:
+        led.close()
+
+
+def test_accountant_keeps_no_per_spend_state(tmp_path):
+    """Memory independent of the history: no list of records is held."""
+    path = str(tmp_path / "m.db")
+    with Accountant(ledger=path) as acct:
+        for _ in range(20):
+            acct.spend(PureDP(0.01))
+        assert not any(isinstance(v, list) and len(v) >= 20 for v in vars(acct).values()) if hasattr(
+            acct, "__dict__") else True
+        assert len(acct.records) == 20
+
+
+@pytest.mark.slow
+def test_reopening_a_long_ledger_is_lean(tmp_path):
+    """10⁵ spends: reopen and replay in a few MB of Python allocations (was 600 MB)."""
+    import tracemalloc
+
+    from renyi.ledger import open_readonly
+
+    src = str(tmp_path / "src.db")
+    with Accountant(ledger=src) as acct:
+        acct.spend(ZCDP(1e-6))
+        acct.export_jsonl(str(tmp_path / "one.jsonl"))
+    lines = (tmp_path / "one.jsonl").read_text().splitlines()
+    rec = json.loads(lines[1])
+    with open(tmp_path / "many.jsonl", "w") as fh:
+        fh.write(lines[0] + "\n")
+        for _ in range(100_000):
+            fh.write(json.dumps(rec) + "\n")
+    path = str(tmp_path / "big.db")
+    with Accountant(ledger=path) as acct:
+        acct.import_jsonl(str(tmp_path / "many.jsonl"))
+    tracemalloc.start()
+    with Accountant(ledger=path) as acct:
+        assert acct.state["spends"] == 100_000
+    led = open_readonly(path)
+    n = sum(1 for _ in led.iter_rows(0))
+    led.close()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert n == 100_000 and peak < 30e6
+
+
+def test_direct_sqlite_ledger_on_missing_file_creates_nothing_until_initialised(tmp_path):
+    path = tmp_path / "lazy.db"
+    led = SQLiteLedger(path)
+    assert not path.exists()
+    led.close()

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import _allocation_gaussian as ag
 from ._validation import check_int
+from ._values import CurveValue
 from .definitions import RDP, Guarantee
 from .errors import DomainError
 from .mechanisms.base import Mechanism
@@ -84,7 +85,7 @@ def _directional_cgfs(sigma: float, t: int) -> tuple[np.ndarray, np.ndarray]:
     return rem, add
 
 
-class _AllocationCurve:
+class _AllocationCurve(CurveValue):
     """max(remove, add) ε(α) of k-out-of-t Gaussian allocation, one epoch.
 
     Between integer orders the CGF (α − 1)ε(α) is convex in α (an exact cumulant generating
@@ -102,6 +103,9 @@ class _AllocationCurve:
             rem = rem + r
             add = add + a
         self._rem, self._add = rem, add
+
+    def _key(self) -> tuple[float, int, int]:
+        return (self.sigma, self.steps, self.k)
 
     def directional(self, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(remove, add) ε(α) at finite orders > 1."""

@@ -299,8 +299,14 @@ def _is_array(*xs: Any) -> bool:
 # Questions
 # ----------------------------------------------------------------------------------------------
 def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
-            delta: Any, batch_size: Any = None, dataset_size: Any = None) -> Answer | Sweep:
+            delta: Any, batch_size: Any = None, dataset_size: Any = None, event: Any = None) -> Answer | Sweep:
     """An upper bound on the ε of DP-SGD at ``delta``.
+
+    With ``event`` (a :class:`renyi.batches.SamplerEvent`, the ``.event`` of the sampler that
+    ran) the ε is that of the sampler that actually ran (Poisson, random allocation, truncated
+    Poisson or shuffling), and every other number given must agree with it
+    (:meth:`~renyi.batches.SamplerEvent.check`): a disagreement raises instead of returning
+    the ε of a run that did not happen.
 
     Args:
         noise_multiplier: σ ∈ (0, ∞).
@@ -325,6 +331,9 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         >>> epsilon([0.8, 1.1], 0.01, steps=1000, delta=1e-5).values.round(3)
         array([3.695, 1.712])
     """
+    if event is not None:
+        return _epsilon_of_event(event, noise_multiplier, sample_rate, steps, epochs, delta, batch_size,
+                                 dataset_size)
     if _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size):
         return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
@@ -333,6 +342,23 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
     assert s.steps is not None
     e, a = _eps_rdp(s.sample_rate, sigma, s.steps, dlt)
     return Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+
+
+def _epsilon_of_event(event: Any, noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,
+                      batch_size: Any, dataset_size: Any) -> Answer:
+    from .batches import SamplerEvent
+
+    if not isinstance(event, SamplerEvent):
+        raise TypeError(f"event must be a renyi.batches.SamplerEvent; got {type(event).__name__}")
+    if batch_size is not None and sample_rate is None:
+        n = dataset_size if dataset_size is not None else event.dataset_size
+        sample_rate = check_real("batch_size", batch_size) / check_int("dataset_size", n)
+    event.check(sample_rate=sample_rate, steps=steps_, epochs=epochs, dataset_size=dataset_size,
+                noise_multiplier=noise_multiplier)
+    dlt = PROBABILITY_OPEN.check("delta", delta_)
+    c = event.mechanism(noise_multiplier).best_epsilon(dlt)
+    return Answer(c.value, f"{event.describe()}: {event.theorem}; {c.method}", "upper bound on ε",
+                  witness=c.witness)
 
 
 def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,

@@ -385,7 +385,7 @@ def _wor_add_remove(mechanism: Mechanism, g: float, base_g: Guarantee) -> Guaran
         return _sg_curve(g, mechanism.sigma / d_replace, 1)
     base = _base_curve(base_g)
     return RDP(
-        _ZW19Curve(g, base.rdp_finite, False, base.eps_inf),
+        _ZW19Curve(g, base, False, base.eps_inf),
         eps_inf=sg.eps_inf_poisson(g, base.eps_inf),
         convex=False,
         label=f"without replacement, add/remove (γ={g:g}) of {base.label or base!r}",

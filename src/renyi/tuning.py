@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import Interval, check_real
+from ._values import CurveValue
 from .definitions import RDP, Guarantee
 from .errors import ConversionError, DomainError
 from .mechanisms.base import Mechanism
@@ -49,7 +50,7 @@ def _curve_of(item: Any) -> RDP:
     return curve
 
 
-class _GeometricCurve:
+class _GeometricCurve(CurveValue):
     """[PS22] Thm 2 with η = 1: ε'(λ) = ε(λ) + 2·min_λ̂[(1 − 1/λ̂)ε(λ̂) + log(1/γ)/λ̂] + log(E K)/(λ − 1),
     with γ = 1/E K, then made non-decreasing in λ (RDP is monotone in the order)."""
 
@@ -66,6 +67,9 @@ class _GeometricCurve:
         self.c = 2.0 * float(min(np.nanmin(terms), log_inv_gamma))
         self._label = f"best of Geometric(mean={mean:g}) runs of {base.label or base!r}"
 
+    def _key(self) -> tuple[Any, ...]:
+        return ("geometric", self.base, self.mean)
+
     def _raw(self, a: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             return self.base.rdp_finite(a) + self.c + math.log(self.mean) / (a - 1.0)
@@ -77,7 +81,7 @@ class _GeometricCurve:
         return self._label
 
 
-class _PoissonCurve:
+class _PoissonCurve(CurveValue):
     """[PS22] Thm 6: ε'(λ) = ε(λ) + μ·δ̂ + log(μ)/(λ − 1), δ̂ the single run's δ at
     ε̂ = log(1 + 1/(λ − 1)); then made non-decreasing in λ."""
 
@@ -86,6 +90,9 @@ class _PoissonCurve:
     def __init__(self, base: RDP, mean: float) -> None:
         self.base, self.mean = base, mean
         self._label = f"best of Poisson(mean={mean:g}) runs of {base.label or base!r}"
+
+    def _key(self) -> tuple[Any, ...]:
+        return ("poisson", self.base, self.mean)
 
     def _delta_hat(self, eps_hat: np.ndarray) -> np.ndarray:
         """An upper bound on the single run's δ at each ε̂: [CKS20] Prop. 12 minimised over the

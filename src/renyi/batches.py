@@ -90,9 +90,10 @@ class SamplerEvent:
         if self.noise_multiplier is not None:
             object.__setattr__(self, "noise_multiplier", POSITIVE.check("noise_multiplier", self.noise_multiplier))
         if self.scheme in ("allocation", "shuffle"):
-            object.__setattr__(self, "steps_per_epoch", check_int("steps_per_epoch", self.steps_per_epoch))
-            if self.scheme == "allocation" and not 1 <= self.k <= self.steps_per_epoch:
-                raise DomainError(f"k must be in [1, steps_per_epoch] = [1, {self.steps_per_epoch}]; got {self.k!r}",
+            t = check_int("steps_per_epoch", self.steps_per_epoch)
+            object.__setattr__(self, "steps_per_epoch", t)
+            if self.scheme == "allocation" and not 1 <= self.k <= t:
+                raise DomainError(f"k must be in [1, steps_per_epoch] = [1, {t}]; got {self.k!r}",
                                   name="k", value=self.k)
         if self.scheme == "truncated_poisson":
             object.__setattr__(self, "max_batch", check_int("max_batch", self.max_batch))

@@ -24,6 +24,8 @@ class Mech(str, Enum):
 class Scheme(str, Enum):
     poisson = "poisson"
     without_replacement = "without-replacement"
+    allocation = "allocation"
+    shuffle = "shuffle"
 
 
 class Solve(str, Enum):
@@ -41,7 +43,8 @@ SensOpt = Annotated[Optional[float], typer.Option(help="Sensitivity Δ (ℓ₂ f
 POpt = Annotated[Optional[float], typer.Option("--p", help="Truth probability (randomized-response).")]
 KOpt = Annotated[Optional[int], typer.Option("--k", help="Number of categories (randomized-response).")]
 RateOpt = Annotated[Optional[float], typer.Option(help="Sampling rate q ∈ [0, 1] (batch size / dataset size).")]
-SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given.")]
+SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given (allocation and shuffle: "
+                                                 "rate = 1/steps per epoch; --steps counts steps).")]
 StepsOpt = Annotated[int, typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -52,6 +55,13 @@ def _pipeline_data(mech: Mech, params: dict[str, Any], steps: int, rate: float |
                              **{k: v for k, v in params.items() if v is not None}, "count": steps}
     if rate is not None:
         entry["sampling"] = {"scheme": sampling.value, "rate": rate}
+        if sampling in (Scheme.allocation, Scheme.shuffle):
+            # one allocation/shuffle mechanism is one epoch of t = 1/rate steps; --steps counts steps,
+            # and a partial epoch is accounted as a whole one (it releases a prefix of one)
+            t = round(1.0 / rate) if rate > 0 else 0
+            entry["count"] = max(1, math.ceil(steps / t)) if t else steps
+    elif sampling in (Scheme.allocation, Scheme.shuffle):
+        raise CLIError(f"--sampling {sampling.value} needs --rate (1/steps per epoch)")
     return {"privacy": {"delta": delta}, "mechanism": [entry]}
 
 
@@ -92,6 +102,8 @@ def epsilon(
     Examples:
 
         renyi epsilon gaussian --sigma 1.1 --rate 0.004267 --steps 14063 --delta 1e-5
+
+        renyi epsilon gaussian --sigma 1.0 --sampling allocation --rate 0.002132 --steps 4690
 
         renyi epsilon laplace --scale 10 --steps 20
 

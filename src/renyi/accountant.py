@@ -41,7 +41,9 @@ import numpy as np
 from . import conversions as conv
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
 from ._version import __version__
+from . import routes as _routes
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+from .definitions.base import Item, items_of
 from .errors import BudgetExceededError, ConversionError, DomainError, LedgerError
 from .ledger import (
     LEDGER_FORMAT,
@@ -542,6 +544,11 @@ class AccountantReport:
     witness: float | None
     ledger: str
     grid_size: int
+    #: the lower end of the PLD route's bracket when ``method`` is ``"pld"``, else None
+    lower: float | None = None
+    #: what ``epsilon`` rests on (see :mod:`renyi.routes`), e.g. that the sequence was fixed
+    #: in advance; the budget itself is enforced by a filter valid under full adaptivity
+    assumption: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (guarantees as ``repr``; ∞ as the string "inf")."""
@@ -564,6 +571,8 @@ class AccountantReport:
             "witness": num(self.witness),
             "ledger": self.ledger,
             "grid_size": self.grid_size,
+            "lower": num(self.lower),
+            "assumption": self.assumption,
         }
 
 
@@ -680,6 +689,11 @@ class Accountant:
             raise
         self._totals = _Totals.empty(self._grid.size)
         self._cache: dict[Any, _Unit] = {}
+        # The mechanisms (or guarantees) spent through this object, merged by equality, for the
+        # routes that need them (PLD). None once the ledger holds spends this object did not
+        # make (other processes, an import, an existing ledger): the ledger stores guarantees,
+        # not mechanisms, and a route may only account for everything that was spent.
+        self._live: dict[Any, list[Any]] | None = {}
         self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
         self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
@@ -738,6 +752,7 @@ class Accountant:
             if r.rdp.size != self._grid.size:
                 raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
             t = t.plus(r, r.count, r.id)
+            self._live = None  # a spend this object did not make: its mechanism is unknown
         self._totals = t
 
     def _unit(self, g: Guarantee) -> _Unit:
@@ -808,6 +823,7 @@ class Accountant:
             rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
                               rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
             self._totals = trial
+            self._remember(item, k)
             return self._spend_of(rec)
 
     def _prepare(self, item: Any, count: Any, label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit]:
@@ -950,61 +966,96 @@ class Accountant:
         with self._lock:
             return self._filter.remaining(self._totals)
 
-    def _routes(self) -> list[tuple[str, Guarantee]]:
-        """Every valid view of the spends so far, as (route name, guarantee): exact GDP,
-        zCDP, pure/basic, and the RDP curve on the grid ([CKS20] Prop. 12 when converted)."""
+    def _remember(self, item: Any, count: int) -> None:
+        if self._live is None:
+            return
+        for obj, k in items_of(item, count):
+            try:
+                key: Any = (type(obj), obj)
+                hash(key)
+            except TypeError:
+                key = ("id", id(obj))
+            if key in self._live:
+                self._live[key][1] += k
+            else:
+                self._live[key] = [obj, k]
+
+    def _live_items(self) -> list[Item] | None:
+        if self._live is None or not self._live:
+            return None
+        return [(o, int(k)) for o, k in self._live.values()]
+
+    def _route_inputs(self) -> list[tuple[_routes.Route, Any]]:
+        """Each accounting route of :mod:`renyi.routes` with what the accountant can give it:
+        the exact summaries of the totals (Σμ² for the exact route, (Σξ, Σρ) for zCDP, Σε(∞)
+        and Σδ for the direct (ε, δ) route, the RDP curve on the grid for RDP), and the spent
+        mechanisms themselves for the PLD route when this object made every spend."""
         t = self._totals
         d = t.delta
         if d >= 1.0:
-            return [] if t.mu2 is None else [("GDP route", GDP(_sqrt_up(t.mu2)))]
-        routes: list[tuple[str, Guarantee]] = []
+            return [] if t.mu2 is None else [(_routes.EXACT, GDP(_sqrt_up(t.mu2)))]
+        out: list[tuple[_routes.Route, Any]] = []
         if t.mu2 is not None:
-            routes.append(("GDP route", GDP(_sqrt_up(t.mu2))))
-        if t.rho is not None:
-            routes.append(("zCDP route", ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
-        if math.isfinite(t.eps_inf):
-            routes.append(("pure/basic route", ApproxDP(t.eps_inf, d)))
+            out.append((_routes.EXACT, GDP(_sqrt_up(t.mu2))))
+        live = self._live_items()
+        if live is not None:
+            out.append((_routes.PLD, live))
         if np.any(np.isfinite(t.rdp)):
             curve = self._curve()
-            routes.append(("RDP grid route", curve if d == 0.0 else ApproxRDP(curve, d)))
-        return routes
+            out.append((_routes.RDP_ROUTE, curve if d == 0.0 else ApproxRDP(curve, d)))
+        if t.rho is not None:
+            out.append((_routes.ZCDP_ROUTE, ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
+        if math.isfinite(t.eps_inf):
+            out.append((_routes.DIRECT, ApproxDP(t.eps_inf, d)))
+        return out
 
-    def best_epsilon(self, delta: float) -> Conversion:
-        """The smallest ε at ``delta`` over every valid route for the spends so far (exact
-        GDP, zCDP, pure/basic, RDP on the grid via [CKS20] Prop. 12), with its method."""
-        delta = PROBABILITY_OPEN.check("delta", delta)
+    def _best(self, which: str, x: float, method: str | None) -> Conversion:
+        if method is not None:
+            _routes.route(method)  # unknown names are a DomainError
         with self._lock:
             if self._totals.spends == 0:
                 return Conversion(0.0, None, "nothing spent")
-            cands = []
-            for name, g in self._routes():
-                c = g.best_epsilon(delta)
-                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
-            if not cands:
-                return Conversion(math.inf, None, "no finite bound")
-            return min(cands, key=lambda c: c.value)
+            results = []
+            for r, obj in self._route_inputs():
+                if method is not None and r.name != method:
+                    continue
+                try:
+                    c = r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
+                except ConversionError as exc:
+                    results.append(_routes.RouteResult(r, None, str(exc)))
+                    continue
+                results.append(_routes.RouteResult(r, c))
+            if method is not None and not any(res.applicable for res in results):
+                why = results[0].note if results else "the accountant has no input for it"
+                raise ConversionError(f"the {method} route does not apply to these spends: {why}")
+            return _routes.best(results, none_value=math.inf if which == "epsilon" else 1.0)
 
-    def epsilon(self, delta: float) -> float:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        """The smallest ε at ``delta`` over the accounting routes (:mod:`renyi.routes`) for
+        the spends so far, with the route's name as ``method``.
+
+        The routes: exact GDP (every spend Gaussian), RDP on the grid ([CKS20] Prop. 12), zCDP,
+        the direct (ε, δ) route (every spend pure or (ε, δ)), and the PLD route when every spend
+        was made by this object (the ledger keeps guarantees, not mechanisms). Like
+        :attr:`spent`, the number is the guarantee of the realised sequence *as if it had been
+        fixed in advance*; under fully adaptive choices the valid statement is the budget,
+        enforced by the filter. ``method`` selects one route.
+        """
+        delta = PROBABILITY_OPEN.check("delta", delta)
+        return self._best("epsilon", delta, method)
+
+    def epsilon(self, delta: float, method: str | None = None) -> float:
         """The smallest valid ε at ``delta`` for the spends so far (see :meth:`best_epsilon`)."""
-        return self.best_epsilon(delta).value
+        return self.best_epsilon(delta, method).value
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """The smallest δ at ``epsilon`` over the same routes as :meth:`best_epsilon`."""
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
-        with self._lock:
-            if self._totals.spends == 0:
-                return Conversion(0.0, None, "nothing spent")
-            cands = []
-            for name, g in self._routes():
-                c = g.best_delta(epsilon)
-                cands.append(Conversion(c.value, c.witness, f"{name}: {c.method}"))
-            if not cands:
-                return Conversion(1.0, None, "no finite bound")
-            return min(cands, key=lambda c: c.value)
+        return self._best("delta", epsilon, method)
 
-    def delta(self, epsilon: float) -> float:
+    def delta(self, epsilon: float, method: str | None = None) -> float:
         """The smallest valid δ at ``epsilon`` for the spends so far (see :meth:`best_delta`)."""
-        return self.best_delta(epsilon).value
+        return self.best_delta(epsilon, method).value
 
     def report(self, delta: float | None = None) -> AccountantReport:
         """A summary: budget, filter, totals, what remains, and ε at ``delta`` (default: the
@@ -1015,6 +1066,9 @@ class Accountant:
                     self._budget, (ApproxDP, ApproxZCDP)) else 0.0
                 delta = bd if bd > 0 else None
             conv_ = self.best_epsilon(delta) if delta is not None else None
+            assumption = None
+            if conv_ is not None and conv_.method in _routes.names():
+                assumption = _routes.route(conv_.method).assumption
             return AccountantReport(
                 budget=self._budget,
                 filter=self._filter.describe(),
@@ -1028,6 +1082,8 @@ class Accountant:
                 witness=None if conv_ is None else conv_.witness,
                 ledger=repr(self._ledger),
                 grid_size=int(self._grid.size),
+                lower=None if conv_ is None else conv_.lower,
+                assumption=assumption,
             )
 
     # ----- export / import ----------------------------------------------------------------
@@ -1110,6 +1166,7 @@ class Accountant:
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
+            self._live = None
             self._totals = t
         return len(recs)
 

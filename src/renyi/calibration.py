@@ -56,6 +56,9 @@ class Calibration:
     achieved: Guarantee
     target: Guarantee = field(repr=False)
     made: Any = field(repr=False, compare=False)
+    #: the accounting route that certified ``achieved`` for an (ε, δ) target (see
+    #: :mod:`renyi.routes`), else None
+    method: str | None = field(default=None, compare=False)
 
     def __float__(self) -> float:
         return float(self.value)
@@ -65,8 +68,16 @@ class Calibration:
 class _Target:
     """A target as a monotone measure: ``excess(obj)`` ≤ 0 iff obj meets the target."""
 
-    def __init__(self, target: Any, definition: str | None) -> None:
+    def __init__(self, target: Any, definition: str | None, method: str | None = None) -> None:
         self.definition = definition
+        if method is not None:
+            from .routes import route
+
+            route(method)  # an unknown name is a DomainError now, not "cannot be met" later
+        # An (ε, δ) target is measured through one accounting route: the one named, the one the
+        # definition names, or (None) the minimum over all of them (renyi.routes).
+        self.method = method if method is not None else definition
+        self.route_used: str | None = None
         if isinstance(target, tuple) and len(target) == 2 and not isinstance(target, Guarantee):
             alpha = ORDER.check("alpha", target[0])
             eps = NONNEGATIVE.check("epsilon", target[1])
@@ -116,10 +127,16 @@ class _Target:
                           name="definition", value=self.definition)
 
     def _evaluate(self, obj: Any) -> tuple[float, bool, Guarantee | None]:
-        src = self._route(obj)
         if self.kind == "approx":
-            e = float(src.best_epsilon(self.delta).value)
+            from .routes import best_epsilon
+
+            # The certified upper bound of the route (PLD: the upper end of its bracket), so
+            # the returned parameter meets the target one-sidedly.
+            c = best_epsilon(obj, self.delta, self.method)
+            e = float(c.value)
+            self.route_used = c.method
             return _log_ratio(e, self.eps), e <= self.eps, ApproxDP(e, self.delta) if math.isfinite(e) else None
+        src = self._route(obj)
         if self.kind == "pure":
             e = float(as_guarantee(src).rdp(math.inf)) if not isinstance(src, PureDP) else float(src.epsilon)
             return _log_ratio(e, self.eps), e <= self.eps, PureDP(e) if math.isfinite(e) else None
@@ -247,7 +264,7 @@ def _solve(prob: _Problem, t_in: float, t_out: float) -> float:
 
 
 def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, float] | None = None,
-              definition: str | None = None, integer: bool = False) -> Calibration:
+              definition: str | None = None, integer: bool = False, method: str | None = None) -> Calibration:
     """Find the parameter of ``make`` with the least noise that meets ``target``.
 
     Args:
@@ -261,6 +278,9 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
             ``"rdp"`` (through its RDP curve) or ``"zcdp"`` (through zCDP).
         integer: the parameter is an integer (steps, counts): the largest/smallest feasible
             integer is returned.
+        method: for an (ε, δ) target, the accounting route that measures ε (``"exact"``,
+            ``"pld"``, ``"rdp"``, ``"zcdp"``, ...; :mod:`renyi.routes`). Default: the tightest
+            valid route — its certified upper bound, so the target still holds.
 
     Returns:
         :class:`Calibration` with ``value`` on the safe side and ``achieved`` re-verified to
@@ -273,7 +293,7 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     """
     if not callable(make):
         raise TypeError(f"make must be callable; got {type(make).__name__}")
-    tgt = _Target(target, definition)
+    tgt = _Target(target, definition, method)
     if integer:
         lo_x, hi_x = (1, _INT_MAX) if bounds is None else (check_int("bounds[0]", bounds[0], minimum=0),
                                                           check_int("bounds[1]", bounds[1], minimum=0))
@@ -290,7 +310,7 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
                 raise DomainError(f"bounds must satisfy 0 < lo < hi < inf; got {bounds!r}", name="bounds", value=bounds)
             lo, hi = math.log(b0), math.log(b1)
         t0 = min(max(0.0, lo), hi) if bounds is None else 0.5 * (lo + hi)
-    if tgt.kind == "approx" and definition is None:
+    if tgt.kind == "approx" and tgt.method in (None, "rdp") and _rdp_is_tightest(make, tgt, t0, integer):
         fast = _dpsgd_route(make, tgt, lo, hi, t0, integer)
         if fast is not None:
             return fast
@@ -340,10 +360,25 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     _, ok, achieved = tgt.evaluate(made)
     if not ok or achieved is None:  # pragma: no cover - guarded by the search
         raise RenyiError(f"calibration failed to verify: {achieved!r} does not meet {tgt.describe()}")
-    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made)
+    used = tgt.route_used if tgt.kind == "approx" else None
+    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made, method=used)
 
 
 # --------------------------------------------------------------------------- DP-SGD route
+def _rdp_is_tightest(make: Callable[[Any], Any], tgt: _Target, t0: float, integer: bool) -> bool:
+    """Whether the DP-SGD solvers (RDP) are the route to calibrate with: when the RDP route
+    is asked for, or when no tighter route (PLD) applies to what ``make`` builds."""
+    if tgt.method == "rdp":
+        return True
+    from .routes import route
+
+    try:
+        route("pld").epsilon(make(int(t0) if integer else math.exp(t0)), tgt.delta)
+    except (ConversionError, DomainError, OverflowError, ZeroDivisionError, TypeError):
+        return True
+    return False
+
+
 def _dpsgd_params(obj: Any) -> tuple[float, float, int] | None:
     """(q, σ, T) when ``obj`` is T Poisson-subsampled Gaussian steps (DP-SGD), else None."""
     from .subsampling import PoissonSubsampled, SubsampledGaussianRDP
@@ -429,7 +464,7 @@ def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float,
     _, ok, achieved = tgt.evaluate(made_v)
     if not ok or achieved is None:
         return None
-    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made_v)
+    return Calibration(value=value, achieved=achieved, target=tgt.target, made=made_v, method=tgt.route_used)
 
 
 # --------------------------------------------------------------------------- conveniences
@@ -443,7 +478,8 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
         sensitivity: ℓ₂-sensitivity Δ ∈ (0, ∞).
         count: number of (adaptive) runs k ≥ 1 (up to 10⁶ and beyond: μ = √k·Δ/σ).
         method: ``"exact"`` (the analytic Gaussian, [BW18] Thm 8 / GDP — the smallest valid σ),
-            ``"zcdp"`` (through ρ and [CKS20] Cor. 13) or ``"rdp"``.
+            ``"zcdp"`` (through ρ and [CKS20] Cor. 13), ``"rdp"`` or ``"pld"`` (the routes of
+            :mod:`renyi.routes`).
 
     Returns:
         :class:`Calibration`; ``value`` is σ and ``made`` the k-fold guarantee.
@@ -458,9 +494,9 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
     dlt = PROBABILITY_OPEN.check("delta", delta)
     sens = POSITIVE.check("sensitivity", sensitivity)
     k = check_int("count", count)
-    routes = {"exact": None, "zcdp": "zcdp", "rdp": "rdp"}
-    if method not in routes:
-        raise DomainError(f"method must be one of 'exact', 'zcdp', 'rdp'; got {method!r}", name="method", value=method)
+    if method not in ("exact", "zcdp", "rdp", "pld"):
+        raise DomainError(f"method must be one of 'exact', 'zcdp', 'rdp', 'pld'; got {method!r}", name="method",
+                          value=method)
 
     def make(s: float) -> Any:
         m = Gaussian(s, sens)
@@ -468,7 +504,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0, c
 
     # σ scales like √k·Δ: centre the search there so that bracketing is short.
     scale = math.sqrt(k) * sens
-    return calibrate(make, ApproxDP(eps, dlt), bounds=(scale * 1e-8, scale * 1e8), definition=routes[method])
+    return calibrate(make, ApproxDP(eps, dlt), bounds=(scale * 1e-8, scale * 1e8), method=method)
 
 
 def calibrate_laplace(epsilon: float, sensitivity: float = 1.0, count: int = 1, *, delta: float = 0.0) -> Calibration:

@@ -34,6 +34,7 @@ from . import _logmath as lm
 from . import conversions as conv
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
+from .definitions.base import Item, items_of, with_items
 from .definitions.rdp import _Sum
 from .errors import DomainError
 
@@ -108,8 +109,29 @@ def _sum_curves(curves: list[RDP]) -> RDP:
     )
 
 
+def route_items(items: tuple[Any, ...]) -> tuple[Item, ...]:
+    """The (mechanism or guarantee, count) items of ``compose``'s arguments, flattened through
+    nested compositions (what :mod:`renyi.routes` accounts for)."""
+    out: list[Item] = []
+    for it in items:
+        if isinstance(it, tuple) and len(it) == 2 and not isinstance(it[0], (int, float)):
+            obj, k = it
+            as_guarantee(obj)
+            out.extend(items_of(obj, check_int("count", k)))
+        elif isinstance(it, (list, tuple)):
+            out.extend(route_items(tuple(it)))
+        else:
+            as_guarantee(it)
+            out.extend(items_of(it))
+    return tuple(out)
+
+
 def compose(*items: Any) -> Guarantee:
     """Compose guarantees and mechanisms (adaptively) into the tightest type that holds.
+
+    The result also remembers the composed mechanisms and guarantees, so that its
+    ``epsilon``/``delta`` are the minimum over the accounting routes of :mod:`renyi.routes`
+    (exact GDP, PLD, RDP, zCDP), which can use the mechanisms themselves.
 
     Args:
         *items: guarantees, mechanisms, ``(item, count)`` pairs, or lists of these.
@@ -117,12 +139,16 @@ def compose(*items: Any) -> Guarantee:
     Returns:
         A guarantee for running all of them; see the module docstring for the type rules.
     """
+    return with_items(_compose(items), route_items(items))
+
+
+def _compose(items: tuple[Any, ...]) -> Guarantee:
     gs = _expand(items)
     if not gs:
         raise DomainError("compose needs at least one guarantee or mechanism; got none")
     if len(gs) == 1:
         g, k = gs[0]
-        return g if k == 1 else g.compose(k)
+        return g if k == 1 else g.compose(k)  # type: ignore[call-arg]
     kinds = [g for g, _ in gs]
     if all(isinstance(g, GDP) for g in kinds):
         return GDP(math.sqrt(math.fsum(k * g.mu**2 for g, k in gs)))  # type: ignore[attr-defined]

@@ -1,28 +1,34 @@
 """The privacy report of a pipeline, computed as data (the CLI renders it; no printing here).
 
 For the whole pipeline, :func:`compute_report` gives the total ε at the pipeline's δ with the
-best method and its witness order, and the same ε through each definition, so a reader sees
-what each analysis costs:
+best route and its witness order, and the same ε through every accounting route of
+:mod:`renyi.routes` (the one list the library, the accountant and the CLI also use), so a
+reader sees what each analysis costs:
 
 - ``exact``: the Gaussian-DP composition, exact for pipelines of Gaussian mechanisms without
   subsampling ([DRS19]; [BW18] Thm 8);
+- ``pld``: numerical privacy loss distributions, a certified upper bound with a lower bound
+  beside it (the bracket), when the PLD engine knows every mechanism;
 - ``rdp``: the RDP curves add ([Mir17] Prop. 1) and convert with [CKS20] Prop. 12, the order
   optimised continuously; ``rdp_classic`` is the same curve through [Mir17] Prop. 3;
 - ``zcdp``: the ρ's add ([BS16] Lemma 7) and convert with the best zCDP bound;
+- ``direct``: one mechanism's own analysis (exact profiles), or a pure / (ε, δ) composition's;
 - ``basic`` and ``advanced``: plain (ε, δ)-DP composition ([DR14] Thm 3.16, [DRV10] Thm III.3)
   after converting each run to (ε, δ) — what one gets without RDP or zCDP.
 
-Every number is computed by the library (``renyi.compose``, the guarantees' ``best_epsilon``,
-``renyi.composition.advanced_composition``) and is a valid upper bound; the best is their
-minimum. The report also gives each mechanism's share of the spend (of the RDP curve at the
-witness order, and of ρ), its sampling assumption, and the budget's status.
+Every number is a valid upper bound; the best is their minimum. Each route says which
+assumption it rests on: the routes valid under fully adaptive composition (exact GDP, RDP,
+zCDP, basic) and those that need the sequence of mechanisms fixed in advance — as a pipeline
+file is (PLD, direct, advanced). The report also gives each mechanism's share of the spend
+(of the RDP curve at the witness order, and of ρ), its sampling assumption, and the budget's
+status.
 
     >>> from renyi.pipeline import parse_pipeline
     >>> p = parse_pipeline({"privacy": {"delta": 1e-5},
     ...                     "mechanism": [{"name": "q", "type": "gaussian", "sigma": 20.0, "count": 1000}]})
     >>> r = compute_report(p)
-    >>> r.method
-    'exact Gaussian (BW18 Thm 8 / GDP)'
+    >>> r.route, r.method
+    ('exact', 'exact Gaussian (BW18 Thm 8 / GDP)')
     >>> r.epsilon == renyi.compose((p.entries[0].mechanism, 1000)).epsilon(1e-5)
     True
 """
@@ -36,24 +42,17 @@ from typing import Any
 
 import renyi
 
-from . import conversions as conv
-from .composition import advanced_composition, as_guarantee
-from .definitions import GDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee
+from . import routes as _routes
+from .composition import as_guarantee
+from .definitions import RDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee
 from .errors import ConversionError, DomainError
 from .pipeline import Entry, Pipeline
 
 __all__ = ["Route", "Share", "BudgetStatus", "Report", "compute_report", "ROUTES", "total_guarantee",
            "rdp_guarantee"]
 
-#: Route keys in display order, with their headings.
-ROUTES: dict[str, str] = {
-    "exact": "exact (Gaussian DP)",
-    "rdp": "RDP (CKS20, α optimised)",
-    "rdp_classic": "RDP (Mironov 2017 conversion)",
-    "zcdp": "zCDP",
-    "advanced": "(ε, δ)-DP, advanced composition",
-    "basic": "(ε, δ)-DP, basic composition",
-}
+#: Route keys in display order, with their headings (from :data:`renyi.routes.ROUTES`).
+ROUTES: dict[str, str] = {r.name: r.title for r in _routes.ROUTES}
 
 Progress = Callable[[str], None]
 
@@ -69,10 +68,17 @@ class Route:
     witness: float | None = None
     applicable: bool = True
     note: str = ""
+    #: a lower bound on the true ε (the PLD route's bracket is [lower, epsilon]), else None
+    lower: float | None = None
+    #: valid under fully adaptive composition (through a filter of this definition)
+    adaptive: bool = True
+    #: what the number rests on, in words
+    assumption: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "title": self.title, "epsilon": _j(self.epsilon), "method": self.method,
-                "witness": _j(self.witness), "applicable": self.applicable, "note": self.note}
+                "witness": _j(self.witness), "applicable": self.applicable, "note": self.note,
+                "lower": _j(self.lower), "adaptive": self.adaptive, "assumption": self.assumption}
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,41 +191,17 @@ def total_guarantee(pipeline: Pipeline) -> Guarantee:
     return renyi.compose(*pipeline.items())
 
 
-def _as_curve(g: Guarantee) -> Guarantee:
-    """One run as an RDP curve, or as approximate RDP when it has a δ (theory §5.4)."""
-    if isinstance(g, (RDP, ApproxRDP)):
-        return g
-    if isinstance(g, ApproxDP):
-        if float(g.delta) == 0.0:
-            return conv.pure_dp_to_rdp(float(g.epsilon))
-        return ApproxRDP(conv.pure_dp_to_rdp(float(g.epsilon)), float(g.delta))
-    if isinstance(g, ApproxZCDP):
-        return ApproxRDP(ZCDP(g.rho, g.xi).to_rdp(), float(g.delta))
-    return g.to_rdp()
-
-
 def rdp_guarantee(pipeline: Pipeline) -> Guarantee:
     """The pipeline's RDP curve (``RDP``, or ``ApproxRDP`` when a mechanism has a δ)."""
-    return renyi.compose(*[(_as_curve(as_guarantee(e.mechanism)), e.count) for e in pipeline.entries])
+    return renyi.compose(*[(_routes._as_curve(as_guarantee(e.mechanism)), e.count) for e in pipeline.entries])
 
 
 def _plain_curve(g: Guarantee) -> RDP:
     return g.curve if isinstance(g, ApproxRDP) else g  # type: ignore[return-value]
 
 
-def _zcdp_of(g: Guarantee) -> Guarantee:
-    if isinstance(g, ApproxDP) and float(g.delta) > 0:
-        return g.to_approx_zcdp()
-    if isinstance(g, ApproxZCDP):
-        return g
-    return g.to_zcdp()
-
-
-def _fixed_approx(g: Guarantee) -> tuple[float, float] | None:
-    """(ε, δ) of a guarantee that *is* an (ε, δ) statement with δ > 0."""
-    if isinstance(g, ApproxDP) and float(g.delta) > 0:
-        return float(g.epsilon), float(g.delta)
-    return None
+_zcdp_of = _routes._zcdp_of
+_as_curve = _routes._as_curve
 
 
 def _pure_eps(g: Guarantee) -> float:
@@ -229,77 +211,30 @@ def _pure_eps(g: Guarantee) -> float:
         return math.inf
 
 
-def _basic_route(pipeline: Pipeline, delta: float) -> Route:
-    gs = [as_guarantee(e.mechanism) for e in pipeline.entries]
-    fixed = [_fixed_approx(g) for g in gs]
-    pure = [_pure_eps(g) if f is None else math.inf for g, f in zip(gs, fixed)]
-    used = math.fsum(e.count * f[1] for e, f in zip(pipeline.entries, fixed) if f is not None)
-    rem = delta - used
-    needs = [e.count for e, f, p in zip(pipeline.entries, fixed, pure) if f is None and not math.isfinite(p)]
-    if rem <= 0:
-        return Route("basic", ROUTES["basic"], math.inf, "basic composition", applicable=False,
-                     note="the (ε, δ) mechanisms' own δ already exceeds the pipeline's δ")
-    run_delta = rem / sum(needs) if needs else 0.0
-    total = []
-    for e, g, f, p in zip(pipeline.entries, gs, fixed, pure):
-        if f is not None:
-            total.append(e.count * f[0])
-        elif math.isfinite(p):
-            total.append(e.count * p)
-        else:
-            total.append(e.count * g.epsilon(run_delta))
-    eps = conv.round_up(math.fsum(total))
-    note = "pure-DP mechanisms at δ = 0; the others at δ/N per run" if needs else "pure DP: ε adds"
-    return Route("basic", ROUTES["basic"], eps, "ε's of the runs add (DR14 Thm 3.16)", note=note)
-
-
-def _advanced_route(pipeline: Pipeline, delta: float) -> Route:
-    gs = [as_guarantee(e.mechanism) for e in pipeline.entries]
-    fixed = [_fixed_approx(g) for g in gs]
-    used = math.fsum(e.count * f[1] for e, f in zip(pipeline.entries, fixed) if f is not None)
-    rem = delta - used
-    m = sum(1 for f in fixed if f is None)
-    if rem <= 0:
-        return Route("advanced", ROUTES["advanced"], math.inf, "advanced composition", applicable=False,
-                     note="the (ε, δ) mechanisms' own δ already exceeds the pipeline's δ")
-    share = rem / m if m else 0.0
-    total = []
-    for e, g, f in zip(pipeline.entries, gs, fixed):
-        k = e.count
-        if f is not None:
-            total.append(k * f[0])
-            continue
-        p = _pure_eps(g)
-        cands = []
-        if math.isfinite(p):
-            cands.append(k * p)
-            cands.append(float(advanced_composition(p, 0.0, k, share).epsilon))
-        else:
-            cands.append(k * g.epsilon(share / k))
-            run = share / (2.0 * k)
-            cands.append(float(advanced_composition(g.epsilon(run), run, k, share / 2.0).epsilon))
-        total.append(min(cands))
-    eps = conv.round_up(math.fsum(total))
-    return Route("advanced", ROUTES["advanced"], eps,
-                 "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed",
-                 note="δ split evenly across mechanisms; within one, half for δ′ and half over the runs")
-
-
 # --------------------------------------------------------------------------------------
 # The report
 # --------------------------------------------------------------------------------------
 def compute_report(pipeline: Pipeline, *, delta: float | None = None,
-                   progress: Progress | None = None) -> Report:
+                   progress: Progress | None = None, method: str | None = None) -> Report:
     """Compute the privacy report of ``pipeline`` at ``delta`` (default: the pipeline's δ).
 
     Args:
         pipeline: a parsed pipeline (:func:`renyi.pipeline.load_pipeline`).
         delta: δ ∈ (0, 1) at which ε is reported.
         progress: called with a short label before each step (for progress bars).
+        method: ``None`` (report the smallest valid ε) or a route name
+            (:data:`renyi.routes.ROUTES`) whose ε is reported as the headline.
 
     Returns:
-        A :class:`Report`; ``report.epsilon`` is the smallest of the valid ε's of its routes.
+        A :class:`Report`; ``report.epsilon`` is the smallest of the valid ε's of its routes
+        (or the selected route's).
+
+    Raises:
+        DomainError: an unknown ``method``. ConversionError: the selected route does not
+            apply to this pipeline (the message says why).
     """
+    if method is not None:
+        _routes.route(method)
     step = progress or (lambda label: None)
     d = pipeline.delta if delta is None else float(delta)
     entries = pipeline.entries
@@ -308,35 +243,12 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
 
     step("composing")
     total = total_guarantee(pipeline)
-    routes: list[Route] = []
+    it = _routes.items(total)
 
-    # exact: GDP composition of Gaussian mechanisms
-    if isinstance(total, GDP):
-        c = total.best_epsilon(d)
-        routes.append(Route("exact", ROUTES["exact"], c.value, c.method, c.witness,
-                            note=f"μ = {total.mu:.6g}; composition of Gaussians is exact in GDP"))
-    else:
-        routes.append(Route("exact", ROUTES["exact"], math.inf, "exact Gaussian (BW18 Thm 8 / GDP)",
-                            applicable=False,
-                            note="only for pipelines of Gaussian mechanisms without subsampling"))
-
+    step("routes")
+    table = _routes.epsilon_table(it, d)
     step("RDP curve")
     curve = rdp_guarantee(pipeline)
-    c = curve.best_epsilon(d)
-    routes.append(Route("rdp", ROUTES["rdp"], c.value, c.method, c.witness))
-    rdp_witness = c.witness
-    plain = _plain_curve(curve)
-    d_curve = d
-    if isinstance(curve, ApproxRDP):
-        da = float(curve.delta)
-        d_curve = (d - da) / (1.0 - da) if d > da else 0.0
-    if d_curve > 0:
-        cm = conv.rdp_to_approx_dp_mironov(plain, d_curve)
-        routes.append(Route("rdp_classic", ROUTES["rdp_classic"], cm.value, cm.method, cm.witness,
-                            note="ε(α) + log(1/δ)/(α − 1): the conversion of the first RDP accountants"))
-    else:
-        routes.append(Route("rdp_classic", ROUTES["rdp_classic"], math.inf, "Mir17 Prop. 3", applicable=False,
-                            note="δ of the (ε, δ) mechanisms exceeds the pipeline's δ"))
 
     step("zCDP")
     rho_total: float | None = None
@@ -348,39 +260,62 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         except ConversionError:
             entry_rho.append(None)
     try:
-        ztot = renyi.compose(*[(_zcdp_of(g), e.count) for e, g in zip(entries, gs)])
-        cz = ztot.best_epsilon(d)
+        ztot: Any = it.zcdp()
         rho_total = ztot.rho
-        xi = f", ξ = {ztot.xi:.6g}" if ztot.xi else ""
-        dz = f", δ = {float(ztot.delta):.3g} (approximate zCDP)" if isinstance(ztot, ApproxZCDP) else ""
-        routes.append(Route("zcdp", ROUTES["zcdp"], cz.value, cz.method, cz.witness,
-                            note=f"ρ = {ztot.rho:.6g}{xi}{dz}"))
     except ConversionError:
-        missing = [e.name for e, r in zip(entries, entry_rho) if r is None]
-        routes.append(Route("zcdp", ROUTES["zcdp"], math.inf, "zCDP", applicable=False,
-                            note=f"no useful zCDP guarantee for: {', '.join(missing)} "
-                                 "(zCDP cannot express amplification by subsampling: the only "
-                                 "valid ρ is the unsubsampled one)"))
+        ztot = None
 
-    step("advanced composition")
-    routes.append(_advanced_route(pipeline, d))
-    step("basic composition")
-    routes.append(_basic_route(pipeline, d))
+    routes: list[Route] = []
+    for res in table:
+        r, c = res.route, res.conversion
+        note = res.note
+        if r.name == "exact" and c is not None and hasattr(total, "mu"):
+            note = f"μ = {total.mu:.6g}; composition of Gaussians is exact in GDP"
+        elif r.name == "exact" and c is None:
+            note = "only for pipelines of Gaussian mechanisms without subsampling"
+        elif r.name == "zcdp" and c is not None and ztot is not None:
+            xi = f", ξ = {ztot.xi:.6g}" if ztot.xi else ""
+            dz = f", δ = {float(ztot.delta):.3g} (approximate zCDP)" if isinstance(ztot, ApproxZCDP) else ""
+            note = f"ρ = {ztot.rho:.6g}{xi}{dz}"
+        elif r.name == "zcdp" and c is None:
+            missing = [e.name for e, rr in zip(entries, entry_rho) if rr is None]
+            note = (f"no useful zCDP guarantee for: {', '.join(missing)} (zCDP cannot express amplification by "
+                    "subsampling: the only valid ρ is the unsubsampled one)") if missing else note
+        elif r.name == "pld" and c is not None and c.lower is not None:
+            note = f"bracket [{c.lower:.6g}, {c.value:.6g}]: the true ε lies within"
+        elif r.name == "rdp_classic" and c is not None:
+            note = "ε(α) + log(1/δ)/(α − 1): the conversion of the first RDP accountants"
+        if c is None:
+            routes.append(Route(r.name, r.title, math.inf, r.title, applicable=False, note=note,
+                                adaptive=r.adaptive, assumption=r.assumption))
+        else:
+            routes.append(Route(r.name, r.title, c.value, c.detail or c.method, c.witness, note=note,
+                                lower=c.lower, adaptive=r.adaptive, assumption=r.assumption))
+    rdp_row = next(r for r in routes if r.key == "rdp")
+    rdp_witness = rdp_row.witness
 
     valid = [r for r in routes if r.applicable]
-    best = min(valid, key=lambda r: r.epsilon)  # every route is a valid bound: the min is too
+    if method is not None:
+        chosen = next(r for r in routes if r.key == method)
+        if not chosen.applicable:
+            raise ConversionError(f"the {method} route does not apply to this pipeline: {chosen.note}")
+        best = chosen
+    elif valid:
+        best = min(valid, key=lambda r: r.epsilon)  # every route is a valid bound: the min is too
+    else:  # pragma: no cover - the RDP route applies to every mechanism renyi knows
+        best = Route("none", "no route", math.inf, "no finite bound", applicable=False)
 
     step("shares")
     alpha = rdp_witness if rdp_witness is not None else 32.0
     per = []
     for e, g in zip(entries, gs):
-        cg = _plain_curve(_as_curve(g))
+        cg = _plain_curve(_routes._as_curve(g))
         per.append(e.count * float(cg.rdp(alpha)))
     tot = math.fsum(per)
     shares = []
     all_rho = all(r is not None for r in entry_rho) and rho_total
     for e, g, v, r in zip(entries, gs, per, entry_rho):
-        alone = renyi.compose((e.mechanism, e.count)).epsilon(d)
+        alone = _routes.best_epsilon((e.mechanism, e.count), d).value
         shares.append(Share(
             name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
             rdp=v, rdp_share=_share(v, tot, per),

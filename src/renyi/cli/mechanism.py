@@ -28,6 +28,13 @@ class Scheme(str, Enum):
     shuffle = "shuffle"
 
 
+class Method(str, Enum):
+    exact = "exact"
+    pld = "pld"
+    rdp = "rdp"
+    zcdp = "zcdp"
+
+
 class Solve(str, Enum):
     sigma = "sigma"
     scale = "scale"
@@ -47,6 +54,9 @@ SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate i
                                                  "rate = 1/steps per epoch; --steps counts steps).")]
 StepsOpt = Annotated[int, typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+MethodOpt = Annotated[Optional[Method], typer.Option(
+    help="Accounting route: exact (Gaussians), pld (numerical privacy loss distributions), rdp or zcdp. "
+         "Default: the tightest valid route.")]
 
 
 def _pipeline_data(mech: Mech, params: dict[str, Any], steps: int, rate: float | None, sampling: Scheme,
@@ -92,12 +102,13 @@ def epsilon(
     sampling: SamplingOpt = Scheme.poisson,
     steps: StepsOpt = 1,
     delta: Annotated[float, typer.Option(help="δ at which ε is reported.")] = 1e-5,
+    method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """ε at δ of one mechanism run --steps times (optionally subsampled).
 
-    Shows the best ε with its method and witness order, and the same through each
-    definition. Printed ε's are rounded up.
+    Shows the best ε (the tightest valid route, or the one --method names) with its route and
+    witness order, and the same through each route. Printed ε's are rounded up.
 
     Examples:
 
@@ -108,6 +119,8 @@ def epsilon(
         renyi epsilon laplace --scale 10 --steps 20
 
         renyi epsilon randomized-response --epsilon 1 --steps 5 --json
+
+        renyi epsilon gaussian --sigma 1.1 --rate 0.01 --steps 1000 --method rdp
     """
     with user_errors():
         from renyi.report import compute_report
@@ -115,7 +128,7 @@ def epsilon(
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
         pipe = _build(mechanism, params, steps, rate, sampling, delta)
         with DelayedProgress("computing ε", total=7) as step:
-            r = compute_report(pipe, progress=step)
+            r = compute_report(pipe, progress=step, method=None if method is None else method.value)
         if json_:
             d = r.to_dict()
             d.pop("source", None)
@@ -137,13 +150,14 @@ def epsilon(
                 + (f", witness α = {_alpha(r.witness)}" if r.witness is not None else "")
                 + f"   [{s.assumption}]", markup=False)
         t = Table(show_edge=False, box=None, pad_edge=False)
-        t.add_column("definition")
+        t.add_column("route")
         t.add_column("ε", justify="right")
         t.add_column("α", justify="right")
         t.add_column("method")
         for route in r.routes:
             if route.applicable:
-                t.add_row(route.title, fmt_up(route.epsilon), _alpha(route.witness), route.method)
+                bracket = f"   [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}]" if route.lower is not None else ""
+                t.add_row(route.title, fmt_up(route.epsilon), _alpha(route.witness), route.method + bracket)
             else:
                 t.add_row(route.title, "n/a", "", Text(route.note, style="dim"))
         c.print(t)
@@ -161,9 +175,11 @@ def delta(
     rate: RateOpt = None,
     sampling: SamplingOpt = Scheme.poisson,
     steps: StepsOpt = 1,
+    method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """δ at ε (--eps) of one mechanism run --steps times: the smallest valid δ.
+    """δ at ε (--eps) of one mechanism run --steps times: the smallest valid δ (over the
+    routes, or through the one --method names).
 
     Examples:
 
@@ -173,17 +189,17 @@ def delta(
     """
     with user_errors():
         import renyi
-        from renyi.report import rdp_guarantee
+        from renyi import routes
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
         pipe = _build(mechanism, params, steps, rate, sampling, 1e-5)
         with DelayedProgress("computing δ"):
             total = renyi.compose(*pipe.items())
-            cands = [total.best_delta(eps), rdp_guarantee(pipe).best_delta(eps)]
-        best = min(cands, key=lambda c: c.value)
+            best = routes.best_delta(total, eps, None if method is None else method.value)
         e = pipe.entries[0]
         if json_:
-            print_json({"epsilon": eps, "delta": best.value, "method": best.method, "witness": best.witness,
+            print_json({"epsilon": eps, "delta": best.value, "method": best.method, "detail": best.detail,
+                        "lower": best.lower, "witness": best.witness,
                         "mechanism": repr(e.mechanism), "count": e.count, "assumption": e.assumption})
             return
         c = console()
@@ -191,7 +207,9 @@ def delta(
 
         c.print(f"[bold]δ ≤ [green]{fmt_up(best.value)}[/green][/bold] at ε = {fmt_num(eps)} for "
                 f"{e.count:,} × {escape(repr(e.mechanism))}")
-        c.print(f"method: {best.method}" + (f", witness α = {_alpha(best.witness)}" if best.witness else "")
+        lower = f", bracket [{fmt_num(best.lower)}, {fmt_up(best.value)}]" if best.lower is not None else ""
+        c.print(f"route: {best.method} — {best.detail}" + lower
+                + (f", witness α = {_alpha(best.witness)}" if best.witness else "")
                 + f"   ({e.assumption})", markup=False)
 
 
@@ -212,9 +230,13 @@ def calibrate(
     rate: RateOpt = None,
     sampling: SamplingOpt = Scheme.poisson,
     steps: StepsOpt = 1,
+    method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Solve for σ, scale, ε, steps or rate so that the pipeline meets a target.
+
+    An (ε, δ) target is measured through the tightest valid route (or the one --method
+    names), on its certified upper bound.
 
     The target is (ε, δ) (--epsilon and --delta), ρ-zCDP (--rho) or an RDP point (--alpha
     and --epsilon). The answer is checked on the safe side: the achieved guarantee never
@@ -286,13 +308,14 @@ def calibrate(
             kwargs["integer"] = True
             kwargs["bounds"] = (1, 10**9)
         with DelayedProgress(f"calibrating {what.value}"):
-            res = lib_calibrate(make, target, **kwargs)
+            res = lib_calibrate(make, target, method=None if method is None else method.value, **kwargs)
         value = float(res.value)
         achieved = res.achieved
         summary = _achieved(achieved, target)
         if json_:
             print_json({"parameter": what.value, "value": int(value) if what is Solve.steps else value,
-                        "target": repr(target), "achieved": summary, "mechanism": mechanism.value,
+                        "target": repr(target), "achieved": summary, "method": res.method,
+                        "mechanism": mechanism.value,
                         "steps": steps if what is not Solve.steps else int(value), "rate": rate})
             return
         c = console()
@@ -300,7 +323,7 @@ def calibrate(
         from rich.markup import escape
 
         c.print(f"[bold]{what.value} = [green]{shown}[/green][/bold]  meets {escape(repr(target))}")
-        c.print(f"achieved: {summary['text']}", markup=False)
+        c.print(f"achieved: {summary['text']}" + (f"   (route: {res.method})" if res.method else ""), markup=False)
 
 
 def _fmt_param(what: Solve, value: float) -> str:

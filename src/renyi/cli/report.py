@@ -84,22 +84,29 @@ def render_report(r: Any, plot: Path | None = None) -> None:
     c.print(line)
     c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
 
-    t = Table(title="The same pipeline through each definition", title_justify="left", show_lines=False)
-    t.add_column("definition")
+    t = Table(title="The same pipeline through each accounting route", title_justify="left", show_lines=False)
+    t.add_column("route")
     t.add_column("ε", justify="right")
     t.add_column("× best", justify="right")
     t.add_column("α", justify="right")
+    t.add_column("holds for")
     t.add_column("method")
     for route in r.routes:
+        holds = "adaptive" if getattr(route, "adaptive", True) else "fixed sequence"
         if not route.applicable:
-            t.add_row(route.title, "n/a", "", "", Text(route.note, style="dim"))
+            t.add_row(route.title, "n/a", "", "", "", Text(route.note, style="dim"))
             continue
         ratio = route.epsilon / r.epsilon if r.epsilon > 0 else float("nan")
         style = "bold green" if route.key == r.route else ""
         note = route.method
+        if getattr(route, "lower", None) is not None:
+            note = f"bracket [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}] — {note}"
         t.add_row(Text(route.title, style=style), Text(fmt_up(route.epsilon), style=style),
-                  "" if ratio != ratio else f"{ratio:.2f}", _alpha(route.witness), Text(note))
+                  "" if ratio != ratio else f"{ratio:.2f}", _alpha(route.witness), holds, Text(note))
     c.print(t)
+    c.print(Text("adaptive: valid even when mechanisms and their parameters are chosen adaptively (through a "
+                 "privacy filter); fixed sequence: valid for a sequence fixed in advance, as a pipeline file is",
+                 style="dim"))
 
     m = Table(title=f"Mechanisms (share of the RDP curve at α* = {_alpha(r.rdp_witness)})", title_justify="left")
     m.add_column("name")

@@ -7,8 +7,11 @@ rest of the protocol is derived here once.
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .rdp import RDP
     from .zcdp import ZCDP
 
-__all__ = ["Guarantee", "Conversion", "ParameterValue"]
+__all__ = ["Guarantee", "Conversion", "ParameterValue", "Item", "items_of", "with_items", "route_methods"]
+
+#: One entry of a composition: a mechanism or a guarantee, and how many times it runs.
+Item = tuple[Any, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +41,20 @@ class Conversion:
         value: the converted quantity (an ε, a δ or a ρ); always a valid upper bound.
         witness: the Rényi order α at which ``value`` was evaluated, or ``None`` when the
             conversion is not order-based (exact Gaussian, pure DP, ...).
-        method: a short citation of the bound used, e.g. ``"CKS20 Prop. 12"``.
+        method: for a guarantee's own conversion, a short citation of the bound used (e.g.
+            ``"CKS20 Prop. 12"``); for the answer of a mechanism or a composition, the name of
+            the accounting route that gave it (``"exact"``, ``"pld"``, ``"rdp"``, ``"zcdp"``,
+            ... — see :mod:`renyi.routes`).
+        lower: a lower bound on the true value when the route brackets it (the PLD route:
+            ``lower ≤ truth ≤ value``); ``None`` for routes that only bound from above.
+        detail: for a route's answer, the citation of the bound the route used.
     """
 
     value: float
     witness: float | None
     method: str
+    lower: float | None = None
+    detail: str = ""
 
     def __float__(self) -> float:
         return self.value
@@ -71,9 +85,26 @@ class ParameterValue(float):
 
 
 class Guarantee(ABC):
-    """Abstract base of the guarantee values (``PureDP``, ``ZCDP``, ``RDP``, ...)."""
+    """Abstract base of the guarantee values (``PureDP``, ``ZCDP``, ``RDP``, ...).
 
-    __slots__ = ()
+    A guarantee made by composition (:func:`renyi.compose`, ``a + b``, ``k * m``,
+    ``m.compose(k)``) also remembers *what* was composed: the (mechanism or guarantee, count)
+    items (:func:`items_of`). Its ``best_epsilon``/``best_delta`` (and so ``epsilon``/``delta``)
+    are then the minimum over the accounting routes of :mod:`renyi.routes`, which can use the
+    mechanisms themselves (e.g. their privacy loss distributions), not only the composed value.
+    A guarantee built directly (``ZCDP(0.5)``) answers with its own conversion, as does any
+    guarantee asked with ``method="native"``. ``method="exact" | "pld" | "rdp" | "zcdp"``
+    selects one route.
+    """
+
+    # The composed items (a tuple of (mechanism or guarantee, count)); unset on guarantees
+    # that were not made by composition. Not a dataclass field: it takes no part in equality,
+    # hashing, repr or serialisation, so a composed value behaves exactly like its guarantee.
+    __slots__ = ("_items",)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        route_methods(cls, guarantee=True)
 
     #: short name of the definition, e.g. "zCDP"
     definition: str = "guarantee"
@@ -104,13 +135,17 @@ class Guarantee(ABC):
         """The guarantee for groups of ``k`` individuals (inputs at distance k)."""
 
     # ----- derived protocol ---------------------------------------------------------------
-    def epsilon(self, delta: float) -> float:
-        """The smallest valid ε at ``delta`` ∈ (0, 1) (an upper bound on the true ε)."""
-        return self.best_epsilon(delta).value
+    def epsilon(self, delta: float, method: str | None = None) -> float:
+        """The smallest valid ε at ``delta`` ∈ (0, 1) (an upper bound on the true ε).
 
-    def delta(self, epsilon: float) -> float:
+        ``method`` selects one accounting route (see :mod:`renyi.routes`); by default the
+        minimum over the valid routes.
+        """
+        return self.best_epsilon(delta, method=method).value  # type: ignore[call-arg]
+
+    def delta(self, epsilon: float, method: str | None = None) -> float:
         """The smallest valid δ at ``epsilon`` ∈ [0, ∞) (an upper bound on the true δ)."""
-        return self.best_delta(epsilon).value
+        return self.best_delta(epsilon, method=method).value  # type: ignore[call-arg]
 
     def to_approx_dp(self, delta: float) -> ApproxDP:
         """(ε, δ)-DP at the given δ with the smallest valid ε."""
@@ -161,6 +196,99 @@ def _check_epsilon(epsilon: float) -> float:
     return NONNEGATIVE.check("epsilon", epsilon)
 
 
+# --------------------------------------------------------------------------------------
+# Composed items and route dispatch
+# --------------------------------------------------------------------------------------
+def _item_key(obj: Any) -> Any:
+    try:
+        hash(obj)
+    except TypeError:
+        return ("id", id(obj))
+    return (type(obj), obj)
+
+
+def merge_items(items: Iterable[Item]) -> tuple[Item, ...]:
+    """Items with equal (mechanism or guarantee) entries merged by adding their counts.
+
+    Merging keeps homogeneous compositions homogeneous (one T-fold power in the PLD route
+    rather than T factors) and keeps the list short when ``a + b + ...`` is chained.
+    """
+    out: dict[Any, list[Any]] = {}
+    for obj, k in items:
+        key = _item_key(obj)
+        if key in out:
+            out[key][1] += k
+        else:
+            out[key] = [obj, k]
+    return tuple((o, int(k)) for o, k in out.values())
+
+
+def items_of(obj: Any, count: int = 1) -> tuple[Item, ...]:
+    """The (mechanism or guarantee, count) items that ``count`` runs of ``obj`` consist of.
+
+    A composed guarantee gives its remembered items (counts multiplied by ``count``); any other
+    guarantee or mechanism is one item.
+    """
+    inner = getattr(obj, "_items", None) if isinstance(obj, Guarantee) else None
+    if inner:
+        return tuple((o, k * count) for o, k in inner) if count != 1 else inner
+    return ((obj, count),)
+
+
+def with_items(g: Guarantee, items: Iterable[Item]) -> Guarantee:
+    """A copy of ``g`` that remembers ``items`` (see :class:`Guarantee`).
+
+    A copy, never ``g`` itself: guarantees may be shared (a mechanism's guarantee, a cached
+    value), and the items of one composition must not leak into another.
+    """
+    merged = merge_items(items)
+    out = copy.copy(g)
+    object.__setattr__(out, "_items", merged)
+    return out
+
+
+def _routed_conversion(native: Callable[..., Conversion], which: str, guarantee: bool) -> Callable[..., Conversion]:
+    @functools.wraps(native)
+    def conversion(self: Any, x: float, method: str | None = None) -> Conversion:
+        if method == "native" or (guarantee and method is None and not getattr(self, "_items", None)):
+            return native(self, x)
+        from .. import routes
+
+        return routes.best_epsilon(self, x, method) if which == "epsilon" else routes.best_delta(self, x, method)
+
+    conversion._native = native  # type: ignore[attr-defined]
+    return conversion
+
+
+def _routed_compose(native: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(native)
+    def compose(self: Any, k: int, *args: Any, **kwargs: Any) -> Any:
+        out = native(self, k, *args, **kwargs)
+        if out is self or not isinstance(out, Guarantee):
+            return out
+        return with_items(out, items_of(self, int(k)))
+
+    compose._native = native  # type: ignore[attr-defined]
+    return compose
+
+
+def route_methods(cls: type, *, guarantee: bool) -> None:
+    """Make ``cls``'s own ``best_epsilon``/``best_delta`` answer through :mod:`renyi.routes`.
+
+    Each class writes only its own conversion (``best_epsilon(delta)``); this wraps it, once,
+    so that every guarantee and mechanism — including classes added later — takes
+    ``method=`` and answers for compositions with the minimum over the routes. The class's
+    own conversion stays reachable as ``method="native"``. For guarantees, ``compose`` is
+    wrapped so that a k-fold composition remembers its items.
+    """
+    for name in ("best_epsilon", "best_delta"):
+        f = cls.__dict__.get(name)
+        if f is not None and not hasattr(f, "_native") and not getattr(f, "__isabstractmethod__", False):
+            setattr(cls, name, _routed_conversion(f, name[5:], guarantee))
+    if guarantee:
+        f = cls.__dict__.get("compose")
+        if f is not None and not hasattr(f, "_native") and not getattr(f, "__isabstractmethod__", False):
+            setattr(cls, "compose", _routed_compose(f))
 class _GuaranteeCurve(CurveValue):
     """α ↦ g.rdp(α) for a guarantee g, equal to another exactly when the guarantees are equal
     (a bound method would compare its guarantee by identity)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from ..definitions.base import Conversion, Guarantee
+from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
 from ..errors import ConversionError, DomainError
 
 __all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
@@ -35,9 +35,19 @@ class Mechanism(ABC):
     value known for one run) and :meth:`release`. The privacy protocol (``rdp``, ``epsilon``,
     ``delta``, conversions, ``+``, ``k *``, ``group``) is answered through the guarantee, and a
     subclass may override any method with something tighter.
+
+    ``best_epsilon``/``best_delta`` (so ``epsilon``/``delta``) are the minimum over the
+    accounting routes of :mod:`renyi.routes` (exact GDP, PLD, RDP, zCDP, and the mechanism's
+    own conversion, which a subclass writes as ``best_epsilon``/``best_delta`` and which stays
+    reachable as ``method="native"``). Compositions (``k * m``, ``m.compose(k)``, ``m + n``)
+    remember the mechanisms, so every route can still see them.
     """
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        route_methods(cls, guarantee=False)
 
     #: the neighbouring relation the guarantee is stated under (overridden by a field where
     #: the mechanism lets the user choose)
@@ -56,17 +66,34 @@ class Mechanism(ABC):
     def rdp(self, alpha: ArrayLike) -> Any:
         return self.guarantee.rdp(alpha)
 
-    def best_epsilon(self, delta: float) -> Conversion:
-        return self.guarantee.best_epsilon(delta)
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        """The smallest valid ε at ``delta`` over the routes (or through ``method``)."""
+        if method == "native":
+            return self.guarantee.best_epsilon(delta, method="native")  # type: ignore[call-arg]
+        from .. import routes
 
-    def best_delta(self, epsilon: float) -> Conversion:
-        return self.guarantee.best_delta(epsilon)
+        return routes.best_epsilon(self, delta, method)
 
-    def epsilon(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        """The smallest valid δ at ``epsilon`` over the routes (or through ``method``)."""
+        if method == "native":
+            return self.guarantee.best_delta(epsilon, method="native")  # type: ignore[call-arg]
+        from .. import routes
 
-    def delta(self, epsilon: float) -> float:
-        return self.best_delta(epsilon).value
+        return routes.best_delta(self, epsilon, method)
+
+    def epsilon(self, delta: float, method: str | None = None) -> float:
+        return self.best_epsilon(delta, method).value
+
+    def delta(self, epsilon: float, method: str | None = None) -> float:
+        return self.best_delta(epsilon, method).value
+
+    def _epsilon_at(self, delta: float, method: str | None = None) -> float:
+        # the callable half of an ``epsilon`` parameter (see ParameterValue)
+        return self.best_epsilon(delta, method).value
+
+    def _delta_at(self, epsilon: float, method: str | None = None) -> float:
+        return self.best_delta(epsilon, method).value
 
     def to_approx_dp(self, delta: float) -> Guarantee:
         return self.guarantee.to_approx_dp(delta)
@@ -78,7 +105,8 @@ class Mechanism(ABC):
         return self.guarantee.to_rdp()
 
     def compose(self, k: int) -> Guarantee:
-        return self.guarantee.compose(k)
+        """The k-fold composition: the guarantee's, remembering this mechanism k times."""
+        return with_items(self.guarantee.compose(k), ((self, k),))
 
     def group(self, k: int) -> Guarantee:
         return self.guarantee.group(k)
@@ -89,8 +117,8 @@ class Mechanism(ABC):
         return compose(self, other)
 
     def __radd__(self, other: object) -> Guarantee:
-        if isinstance(other, int) and other == 0:
-            return self.guarantee
+        if isinstance(other, int) and other == 0:  # sum([...]) starts from 0
+            return with_items(self.guarantee, items_of(self))
         from ..composition import compose
 
         return compose(other, self)

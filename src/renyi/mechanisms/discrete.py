@@ -475,8 +475,6 @@ class DiscreteLaplace(Mechanism):
         """The pure ε = Δ/t; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self.sensitivity / float(self.scale), self._epsilon_at)
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
     @property
     def guarantee(self) -> RDP:

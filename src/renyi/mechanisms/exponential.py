@@ -149,8 +149,6 @@ class ExponentialMechanism(Mechanism):
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
     @property
     def eta(self) -> float:

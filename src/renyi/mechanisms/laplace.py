@@ -144,8 +144,6 @@ class Laplace(Mechanism):
             label=f"Laplace(scale={self.scale:g}, sensitivity={self.sensitivity:g})",
         )
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
     def best_epsilon(self, delta: float) -> Conversion:
         """The exact smallest ε at ``delta`` ∈ (0, 1): max(0, ε + 2·log(1 − δ))."""

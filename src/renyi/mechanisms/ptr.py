@@ -83,11 +83,7 @@ class ProposeTestRelease(Mechanism):
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, self._delta_at)
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
-    def _delta_at(self, epsilon: float) -> float:
-        return self.best_delta(epsilon).value
 
     @property
     def threshold(self) -> float:

@@ -169,8 +169,6 @@ class RandomizedResponse(Mechanism):
         return RDP(_RRCurve(eps, k), eps_inf=eps, zcdp=(0.0, rho), convex=True,
                    label=f"RandomizedResponse(epsilon={eps:g}, k={k})")
 
-    def _epsilon_at(self, delta: float) -> float:
-        return self.best_epsilon(delta).value
 
     def best_delta(self, epsilon: float) -> Conversion:
         """Exact δ(ε′) = (e^ε − e^{ε′})₊/(e^ε + k − 1) = −expm1(ε′ − ε)/(1 + (k−1)e^{−ε})."""

@@ -86,27 +86,29 @@ def remove_log_moments(sigma: float, t: int, max_order: int) -> np.ndarray:
     return np.asarray(out)
 
 
-def _log_phi(v: np.ndarray, sigma: float, z: np.ndarray, log_w: np.ndarray) -> np.ndarray:
-    """log E[exp(−vY)] for Y = exp(Z/σ − 1/(2σ²)), Z ~ N(0, 1), on a trapezoid grid in z.
+def _log_phi(log_v: np.ndarray, sigma: float, z: np.ndarray, log_w: np.ndarray) -> np.ndarray:
+    """log E[exp(−vY)] at v = e^{log_v} for Y = exp(Z/σ − 1/(2σ²)), Z ~ N(0, 1), on a trapezoid
+    grid in z (weights e^{log_w}).
 
     Uses log1p(E[expm1(−vY)]) where the value is close to 0, so that t·log φ(v/t) keeps its
-    relative accuracy for small v.
+    relative accuracy for small v; vY is formed in log space (an overflow to ∞ gives e^{−∞} = 0).
     """
     log_y = z / sigma - 1.0 / (2.0 * sigma * sigma)
-    out = np.empty(v.shape)
+    out = np.empty(log_v.shape)
     w = np.exp(log_w)
-    for lo in range(0, v.size, 256):
-        vv = v[lo : lo + 256, None]
-        vy = vv * np.exp(log_y)[None, :]
-        small = vv[:, 0] * 1.0 < 1e-2
-        res = np.empty(vv.shape[0])
-        if np.any(small):
-            m = np.sum(np.expm1(-vy[small]) * w[None, :], axis=1)
-            res[small] = np.log1p(np.maximum(m, -1.0))
-        big = ~small
-        if np.any(big):
-            res[big] = logsumexp(-vy[big] + log_w[None, :], axis=1)
-        out[lo : lo + 256] = res
+    with np.errstate(over="ignore"):
+        for lo in range(0, log_v.size, 256):
+            lv = log_v[lo : lo + 256, None]
+            vy = np.exp(lv + log_y[None, :])
+            small = lv[:, 0] < math.log(1e-2)
+            res = np.empty(lv.shape[0])
+            if np.any(small):
+                m = np.sum(np.expm1(-vy[small]) * w[None, :], axis=1)
+                res[small] = np.log1p(np.maximum(m, -1.0))
+            big = ~small
+            if np.any(big):
+                res[big] = logsumexp(-vy[big] + log_w[None, :], axis=1)
+            out[lo : lo + 256] = res
     return out
 
 
@@ -136,12 +138,15 @@ def add_log_moments(sigma: float, t: int, max_order: int, hx: float = 0.1, hz_re
     prev_last = np.inf
     while True:
         x = x0 + hx * np.arange(chunk)
-        v_max = math.exp(float(x[-1])) / t
+        log_v_max = float(x[-1]) - math.log(t)
         # φ(v) needs Z down to where v·Y ≈ 1, i.e. Z ≈ −σ·log v + 1/(2σ), with room for the tail
-        z_lo = min(-12.0, -sigma * math.log(max(v_max, 1.0)) + 0.5 / sigma - 12.0)
+        # ... but never further than 40 below the saddle point Z ≈ −s/(tσ) of the joint integral
+        # (all t coordinates small), where the Gaussian weight is below e^{−40·|Z|} of the peak
+        z_lo = min(-12.0, max(-sigma * max(log_v_max, 0.0) + 0.5 / sigma - 12.0,
+                              -(s_max / (t * sigma) + 0.5 / sigma + 40.0)))
         z = np.arange(z_lo, 12.0 + hz, hz)
         log_w = -0.5 * z * z - 0.5 * math.log(2.0 * math.pi) + math.log(hz)
-        log_phi_t = t * _log_phi(np.exp(x) / t, sigma, z, log_w)
+        log_phi_t = t * _log_phi(x - math.log(t), sigma, z, log_w)
         body = s[:, None] * x[None, :] + log_phi_t[None, :]
         acc = np.logaddexp(acc, logsumexp(body, axis=1))
         top = body[-1]  # s = s_max: the slowest to decay in x

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp  # type: ignore[import-untyped]
+from scipy.special import gammaln, logsumexp
 
 __all__ = ["remove_log_moments", "add_log_moments", "QUADRATURE_MARGIN"]
 

@@ -44,7 +44,7 @@ __all__ = ["TruncatedPoisson", "truncation_delta"]
 
 def truncation_delta(rate: float, max_batch: int, dataset_size: int) -> float:
     """P[Binomial(dataset_size, rate) ≥ max_batch], rounded up: the δ that capping costs per step."""
-    from scipy.stats import binom  # type: ignore[import-untyped]
+    from scipy.stats import binom
 
     from .conversions import round_up
 

@@ -503,7 +503,7 @@ def _count_of_epochs(where: str, raw: Mapping[str, Any], sampling: Sampling | No
     epochs = _check_type(where, "epochs", raw["epochs"], "real")
     if sampling.scheme in ("allocation", "shuffle"):
         # one mechanism of these schemes is one whole epoch; a partial epoch counts as a whole one
-        n_epochs = max(1, math.ceil(epochs))
+        n_epochs: int = max(1, math.ceil(float(epochs)))
         if "count" in raw and count != n_epochs:
             raise PipelineError(f"{where}: count = {count} and epochs = {epochs!r} do not add up (count is epochs "
                                 f"for {sampling.scheme}); give one of them")

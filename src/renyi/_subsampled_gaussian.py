@@ -711,7 +711,7 @@ def rdp_poisson_general(
     out = np.full(flat.shape, np.inf)
     if np.any(fin):
         a = flat[fin]
-        small = a <= _MAX_EXACT_ORDER
+        small = a <= _MAX_WBK19_ORDER  # the same cap as WBK19: base curve above (valid)
         vals = base[fin].copy()
         if np.any(small):
             vals[small] = np.minimum(

@@ -52,7 +52,8 @@ def _fold(t: np.ndarray, n: int) -> np.ndarray:
         out[: t.size] = t
         return out
     pad = (-t.size) % n
-    return np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    out = np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    return np.asarray(out, dtype=np.float64)
 
 
 def _lse(w: np.ndarray) -> float:
@@ -125,7 +126,7 @@ class Composed:
             out = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
         if self.inf_mass > 0:
             out = np.logaddexp(out, math.log(self.inf_mass))
-        return out
+        return np.asarray(out, dtype=np.float64)
 
     def epsilon_for(self, log_target: float, upper: bool) -> tuple[float, str]:
         """ε with δ(ε) = e^{log_target} on this composition.

@@ -5,7 +5,7 @@ Functions are named ``source_to_target``. Those that convert to (ε, δ) return 
 All values are valid *upper* bounds; where several valid bounds exist the library takes
 the smallest (see the table in ``docs/conversions.md``).
 
-Sources (theory.md §0): [BS16] Bun & Steinke 2016; [Mir17] Mironov 2017; [CKS20] Canonne,
+Sources: [BS16] Bun & Steinke 2016; [Mir17] Mironov 2017; [CKS20] Canonne,
 Kamath & Steinke 2020; [BBGHS20] Balle et al. 2020; [BW18] Balle & Wang 2018; [DRS19] Dong,
 Roth & Su 2019; [KOV15] Kairouz, Oh & Viswanath 2015.
 
@@ -85,7 +85,7 @@ def round_up(x: float) -> float:
 # Pure DP
 # --------------------------------------------------------------------------------------
 def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
-    """The tight RDP curve F_ε(α) of ε-DP (theory §1.4(f)).
+    """The tight RDP curve F_ε(α) of ε-DP ([BS16] proof of Prop. 19).
 
     F_ε(α) = (1/(α−1))·log[(e^{αε} + e^{−(α−1)ε}) / (1 + e^ε)], attained by randomized
     response with p = e^ε/(1+e^ε); F_ε(1) = ε·tanh(ε/2), F_ε(∞) = ε. Evaluated by
@@ -96,7 +96,7 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
         alpha: orders in [1, ∞].
 
     References:
-        Bun & Steinke (2016), proof of Prop. 19; tightness: theory.md §11.
+        Bun & Steinke (2016), proof of Prop. 19; tightness: checked numerically in the tests.
     """
     from .divergences import pure_dp_curve
 
@@ -105,7 +105,7 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
-    """The tight ρ of ε-DP: ρ = ε·tanh(ε/2) ≤ ε²/2 (theory §3; Steinke blog; [BS16] Prop. 4 gives ε²/2)."""
+    """The tight ρ of ε-DP: ρ = ε·tanh(ε/2) ≤ ε²/2 ([Ste22]; [BS16] Prop. 4 gives ε²/2)."""
     eps = NONNEGATIVE.check("epsilon", epsilon)
     return eps * math.tanh(eps / 2.0)
 
@@ -185,7 +185,7 @@ def approx_dp_to_approx_zcdp(epsilon: float, delta: float) -> tuple[float, float
     """(ε, δ)-DP ⇒ δ-approximate (0, ε·tanh(ε/2))-zCDP; returns (rho, xi, delta).
 
     [BS16] Prop. 13 / Lemma 37 give δ-approximate ½ε²-zCDP; the tight pure-DP constant
-    ε·tanh(ε/2) applies by the same argument (theory §3).
+    ε·tanh(ε/2) applies by the same argument ([Ste22]).
     """
     return pure_dp_to_zcdp(epsilon), 0.0, delta
 
@@ -202,7 +202,7 @@ def zcdp_to_rdp(rho: float, xi: float, alpha: ArrayLike) -> np.ndarray | float:
 
 
 def tv_bound(kl: float) -> float:
-    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber; theory §4.3)."""
+    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber)."""
     if kl <= 0.0:
         return 0.0
     return min(1.0, math.sqrt(kl / 2.0), math.sqrt(-math.expm1(-kl)))
@@ -245,7 +245,7 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     """δ of [CKS20] Cor. 13 at the optimal order.
 
     The optimal α is the root in (1, ∞) of (2α−1)ρ − (ε − ξ) + log(1 − 1/α) = 0, a strictly
-    increasing function of α (theory §4.8); δ is evaluated exactly at that root.
+    increasing function of α ([CKS20] Cor. 13); δ is evaluated exactly at that root.
     """
     e = epsilon - xi
     if rho == 0.0:
@@ -283,7 +283,7 @@ def zcdp_to_approx_dp_bs21(rho: float, delta: float, xi: float = 0.0) -> Convers
     """ε = ξ + ρ + 2√(ρ log(1/δ)) ([BS16] Prop. 3 / Lemma 21): the classic formula.
 
     Note the factor 2: a formula with √(2ρ log 1/δ) that circulates in some notes is
-    *invalid* (theory §4.6).
+    *invalid* ([BS16] Prop. 3 and Lemma 21).
     """
     eps = xi + rho + 2.0 * math.sqrt(rho * -math.log(delta))
     return Conversion(round_up(eps), 1.0 + math.sqrt(-math.log(delta) / rho) if rho > 0 else None, "BS16 Lemma 21")
@@ -401,7 +401,7 @@ def mcdp_to_zcdp(mu: float, tau: float) -> tuple[float, float]:
 
 def approx_zcdp_to_approx_dp(rho: float, xi: float, delta_a: float, delta: float) -> Conversion:
     """δ_a-approximate (ξ, ρ)-zCDP ⇒ (ε, δ)-DP with δ = δ_a + (1 − δ_a)·δ_conv
-    ([BS16] Lemma 38 and its analogue for the other conversions; theory §4.10).
+    ([BS16] Lemma 38 and its analogue for the other conversions, [BS16] §8).
 
     Returns ε = ∞ when δ ≤ δ_a (no finite ε exists).
     """
@@ -486,7 +486,7 @@ def rdp_to_approx_dp_mironov(curve: RDP, delta: float) -> Conversion:
 
 def rdp_delta(curve: RDP, epsilon: float) -> Conversion:
     """The smallest δ at ε from an RDP curve: [CKS20] Prop. 12 optimised over α, the pure-DP
-    profile when ε(∞) is finite, and the total-variation bound (theory §4.3, §4.5)."""
+    profile when ε(∞) is finite, and the total-variation bound (Pinsker; Bretagnolle–Huber)."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     fn = curve.rdp_finite
 

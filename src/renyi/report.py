@@ -76,6 +76,7 @@ class Route:
     assumption: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """This route as a JSON-ready dict (non-finite numbers as strings)."""
         return {"key": self.key, "title": self.title, "epsilon": _j(self.epsilon), "method": self.method,
                 "witness": _j(self.witness), "applicable": self.applicable, "note": self.note,
                 "lower": _j(self.lower), "adaptive": self.adaptive, "assumption": self.assumption}
@@ -105,6 +106,7 @@ class Share:
     epsilon_alone: float
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict (non-finite numbers as strings)."""
         return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
@@ -125,6 +127,7 @@ class BudgetStatus:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict (non-finite numbers as strings)."""
         return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
@@ -152,6 +155,7 @@ class Report:
     entries: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
 
     def route_by_key(self, key: str) -> Route:
+        """The route named ``key`` (e.g. ``"exact"``, ``"rdp"``, ``"zcdp"``); KeyError if absent."""
         for r in self.routes:
             if r.key == key:
                 return r

@@ -461,6 +461,7 @@ class RouteResult:
 
     @property
     def applicable(self) -> bool:
+        """True when the route gave a bound (its conversion exists)."""
         return self.conversion is not None
 
 

@@ -1,7 +1,7 @@
 """Privacy amplification by subsampling (transformers: mechanism → mechanism).
 
 Two sampling schemes, each with its own neighbouring relation. They must not be mixed in one
-ledger (theory §7.7, §8.4):
+ledger (a replace-one guarantee does not imply an add/remove one):
 
 * :class:`PoissonSubsampled` — every record is included independently with probability q
   (the "sampling rate"); neighbours are **add/remove**. For a Gaussian base the RDP curve is
@@ -309,7 +309,7 @@ class SubsampledWithoutReplacement(Mechanism):
 
     The RDP curve is [WBK19] Thm 9 at integer orders (min with the base curve), fractional
     orders by [WBK19] Cor. 10. The base guarantee is taken under replace-one neighbours
-    (for an add/remove base that is its group-of-two guarantee, theory §8.4).
+    (for an add/remove base that is its group-of-two guarantee: a replacement is one removal and one addition).
 
     This is the analysis for batches drawn as independent uniform subsets of a fixed size; it
     is also *not* a guarantee for a shuffle-and-partition loader (see the module docstring).
@@ -336,6 +336,7 @@ class SubsampledWithoutReplacement(Mechanism):
 
     @property
     def sampling(self) -> str:
+        """How the input is subsampled, in words (printed by repr and reports)."""
         return f"sampling without replacement (fraction {self.rate:g}), replace-one neighbours"
 
     def __repr__(self) -> str:

@@ -3,12 +3,13 @@ privacy and can release a noisy answer."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
+from .._names import MechanismMeta, accepts_neighboring
 from ..errors import ConversionError, DomainError
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -36,7 +37,7 @@ def check_neighbouring(value: str) -> str:
     return value
 
 
-class Mechanism(ABC):
+class Mechanism(metaclass=MechanismMeta):
     """Abstract base of all mechanisms.
 
     Subclasses are frozen dataclasses that implement :attr:`guarantee` (the tightest guarantee
@@ -60,6 +61,11 @@ class Mechanism(ABC):
     #: the neighbouring relation the guarantee is stated under (overridden by a field where
     #: the mechanism lets the user choose)
     neighbouring: str = "add_remove"
+
+    @property
+    def neighboring(self) -> str:
+        """The same as ``neighbouring`` (the US spelling, accepted everywhere as an alias)."""
+        return self.neighbouring
 
     @property
     @abstractmethod
@@ -162,6 +168,7 @@ class Mechanism(ABC):
 
     __rmul__ = __mul__
 
+    @accepts_neighboring
     def guarantee_under(self, neighbouring: str) -> Guarantee:
         """The guarantee under another neighbouring relation.
 

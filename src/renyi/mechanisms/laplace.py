@@ -16,6 +16,7 @@ from ..definitions import RDP
 from ..definitions.base import Conversion, ParameterValue
 from ..divergences import laplace_rdp_curve as laplace_rdp
 from .base import Mechanism, check_neighbouring
+from .._names import accepts_neighboring
 
 __all__ = ["Laplace", "laplace_rdp", "laplace_zcdp", "laplace_delta", "laplace_epsilon"]
 
@@ -114,6 +115,7 @@ class Laplace(Mechanism):
             _raise_ratio(self.sensitivity, self.scale)
 
     @classmethod
+    @accepts_neighboring
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0, neighbouring: str = "add_remove") -> Laplace:
         """The Laplace mechanism with scale b = Δ/ε (pure ε-DP)."""
         eps = POSITIVE.check("epsilon", epsilon)

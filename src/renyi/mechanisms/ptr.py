@@ -14,6 +14,7 @@ from ..definitions import ApproxDP
 from ..definitions.base import Conversion, ParameterValue
 from ..errors import DomainError
 from .base import Mechanism, check_neighbouring
+from .._names import accepts_neighboring
 
 __all__ = ["ProposeTestRelease", "ptr_mode", "mode_distance_swap", "mode_distance_add_remove", "bit_mode"]
 
@@ -168,6 +169,7 @@ def bit_mode(bits: Any) -> int:
     return 1 if ones > zeros else 0
 
 
+@accepts_neighboring
 def ptr_mode(epsilon: float, delta: float, neighbouring: str = "replace_one") -> ProposeTestRelease:
     """A ready PTR instance that releases the mode of a bit vector ([DL09]; [DR14] Prop. 7.3).
 

@@ -349,6 +349,8 @@ def describe(entry: Entry) -> str:
     parts = [f"{k}={_short(v)}" for k, v in entry.params.items() if k != "neighbouring"]
     if entry.sampling is not None:
         parts.append(f"q={entry.sampling.rate:.4g}")
+    if getattr(entry, "cells", 1) > 1:
+        parts.append(f"{entry.cells} disjoint cells" if entry.disjoint else f"{entry.cells} cells")
     return f"{entry.type}({', '.join(parts)})"
 
 

@@ -50,6 +50,8 @@ app.command(name="examples", short_help="List the shipped example pipelines, or 
 app.add_typer(_ledger.app, name="ledger", short_help="Show or export an accountant's ledger.")
 app.command(name="accuracy", short_help="Interval half-width of noisy answers, or the noise for a half-width.")(
     _accuracy.accuracy)
+app.command(name="allocate", short_help="Split a budget over queries to minimise a declared loss.")(
+    _accuracy.allocate)
 app.add_typer(_limits.app, name="limits", short_help="Sample sizes below which no zCDP algorithm is accurate.")
 
 

@@ -321,10 +321,15 @@ class PoissonSubsampled(Mechanism):
             label=f"Poisson(q={q:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
+        # the amplified bound, but never worse than the mechanism without subsampling
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee.best_epsilon, delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
@@ -391,11 +396,16 @@ class SubsampledWithoutReplacement(Mechanism):
             label=f"without replacement (γ={g:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
+        # the amplified bound, but never worse than the mechanism without subsampling
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee_under("replace_one").best_epsilon,
                          delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee_under("replace_one").best_delta,
                          epsilon)
 

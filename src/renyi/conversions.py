@@ -486,7 +486,10 @@ def approx_zcdp_to_approx_dp(rho: float, xi: float, delta_a: float, delta: float
     Returns ε = ∞ when δ ≤ δ_a (no finite ε exists).
 
     Args:
-        rho, xi: ρ, ξ ∈ [0, ∞); delta_a: δ_a ∈ [0, 1); delta: δ ∈ (0, 1).
+        rho: ρ ∈ [0, ∞).
+        xi: ξ ∈ [0, ∞).
+        delta_a: δ_a ∈ [0, 1), the δ of the approximate zCDP guarantee.
+        delta: δ ∈ (0, 1), the target.
     """
     rho = _RHO.check("rho", rho)
     xi = _XI.check("xi", xi)

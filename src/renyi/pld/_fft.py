@@ -52,7 +52,8 @@ def _fold(t: np.ndarray, n: int) -> np.ndarray:
         out[: t.size] = t
         return out
     pad = (-t.size) % n
-    return np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    folded: np.ndarray = np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    return folded
 
 
 def _lse(w: np.ndarray) -> float:
@@ -122,7 +123,7 @@ class Composed:
         za = (self.start + a) * self.h
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             inner = s0[a] - np.exp(eps - za) * s1[a]
-            out = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
+            out: np.ndarray = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
         if self.inf_mass > 0:
             out = np.logaddexp(out, math.log(self.inf_mass))
         return out

@@ -551,6 +551,18 @@ class AccountantReport:
     #: in advance; the budget itself is enforced by a filter valid under full adaptivity
     assumption: str | None = None
 
+    def _repr_html_(self) -> str:
+        """An HTML table of the summary (Jupyter shows it for a bare ``acc.report()``)."""
+        from ._display import accountant_report_html
+
+        return accountant_report_html(self)
+
+    def __rich__(self) -> Any:
+        """The summary as a rich table (``rich.print(acc.report())``)."""
+        from ._display import accountant_report_rich
+
+        return accountant_report_rich(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (guarantees as ``repr``; ∞ as the string "inf")."""
 

@@ -170,6 +170,18 @@ class Report:
     curve: Any = field(default=None, compare=False, repr=False)
     entries: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
 
+    def _repr_html_(self) -> str:
+        """An HTML table of the report (Jupyter shows it for a bare ``report``)."""
+        from ._display import report_html
+
+        return report_html(self)
+
+    def __rich__(self) -> Any:
+        """The report as rich tables (``rich.print(report)``), as ``renyi report`` prints it."""
+        from ._display import report_rich
+
+        return report_rich(self)
+
     def route_by_key(self, key: str) -> Route:
         """The route named ``key`` (e.g. ``"exact"``, ``"rdp"``, ``"zcdp"``); KeyError if absent."""
         for r in self.routes:

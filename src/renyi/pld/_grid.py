@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np

@@ -293,3 +293,41 @@ def test_cli_method_option(tmp_path):
     assert d["method"] == "zcdp" and d["achieved"]["epsilon"] <= 1.0
     bad = run.invoke(app, ["epsilon", "laplace", "--scale", "1", "--method", "exact"])
     assert bad.exit_code == 2 and "Gaussian" in bad.output
+
+
+# ----- the hypothesis-testing view ---------------------------------------------------------------
+@pytest.mark.parametrize("mu", [0.3, 1.0, 2.5])
+def test_tpr_bound_is_the_gaussian_tradeoff(mu):
+    """For μ-GDP the bound equals the exact trade-off Φ(Φ⁻¹(FPR) + μ) and is never below it."""
+    from scipy.stats import norm
+
+    obj = Gaussian(1.0 / mu)
+    for c, a in zip(routes.tpr_bounds(obj, (1e-3, 1e-2, 0.1)), (1e-3, 1e-2, 0.1)):
+        truth = float(norm.cdf(norm.ppf(a) + mu))
+        assert c.value >= truth - 1e-12 and c.value == pytest.approx(truth, rel=1e-7)
+        assert c.method == "exact"
+
+
+def test_tpr_bound_edges_and_monotonicity():
+    """TPR bound ∈ [FPR, 1], non-decreasing in FPR; FPR = 0 and 1 are handled; bad FPR raises."""
+    obj = _mixed()
+    cs = routes.tpr_bounds(obj, (0.0, 1e-4, 1e-2, 0.5, 1.0))
+    vals = [c.value for c in cs]
+    assert vals == sorted(vals) and vals[-1] == 1.0 and 0.0 <= vals[0] <= vals[1]
+    assert all(v >= a for v, a in zip(vals, (0.0, 1e-4, 1e-2, 0.5, 1.0)))
+    with pytest.raises(DomainError, match="fpr"):
+        routes.tpr_bound(obj, 1.5)
+
+
+def test_report_gives_the_tradeoff():
+    """renyi report's TPR at FPR ∈ {1e-3, 1e-2, 0.1} is routes.tpr_bounds of the pipeline."""
+    from renyi.pipeline import parse_pipeline
+    from renyi.report import compute_report
+
+    p = parse_pipeline({"privacy": {"delta": 1e-6}, "mechanism": [
+        {"name": "g", "type": "gaussian", "sigma": 3.0, "count": 20}]})
+    r = compute_report(p)
+    assert [f for f, _, _ in r.tradeoff] == list(routes.DEFAULT_FPRS)
+    want = routes.tpr_bounds(renyi.compose(*p.items()))
+    assert [t for _, t, _ in r.tradeoff] == [c.value for c in want]
+    assert r.to_dict()["tradeoff"][0]["route"] == "exact"

@@ -74,6 +74,9 @@ __all__ = [
     "epsilon_table",
     "delta_table",
     "pld_available",
+    "tpr_bound",
+    "tpr_bounds",
+    "DEFAULT_FPRS",
 ]
 
 #: Lists longer than this (distinct items) skip the per-mechanism (ε, δ) comparison routes
@@ -537,3 +540,93 @@ def best_delta(obj: Any, epsilon: float, method: str | None = None) -> Conversio
     :func:`best_epsilon`); 1 when no route gives a bound."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     return _select(obj, epsilon, "delta", method)
+
+
+# --------------------------------------------------------------------------------------
+# The hypothesis-testing view: the attacker's true-positive rate at a false-positive rate
+# --------------------------------------------------------------------------------------
+#: The false-positive rates at which reports give the attacker's true-positive rate.
+DEFAULT_FPRS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
+
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
+    """An upper bound on the true-positive rate of any membership test at false-positive rate
+    ``fpr``, from the (ε, δ(ε)) profile of a route.
+
+    (ε, δ)-DP bounds every test: TPR ≤ e^ε·FPR + δ and TPR ≤ 1 − e^{−ε}(1 − δ − FPR)
+    ([KOV15] Thm 2.1; [DRS19] Prop. 2.5). Holding at every ε, the bound is the infimum over ε,
+    which for the exact profile of the dominating pair is the trade-off curve itself ([DRS19]
+    Prop. 2.12). It is evaluated on a grid of ε and refined by golden-section search; every ε
+    tried gives a valid bound, so the minimum found is one too (never below the infimum).
+
+    Args:
+        obj: a mechanism or composition (see :func:`best_epsilon`).
+        fpr: the false-positive rate ∈ [0, 1].
+        method: the route whose δ(ε) is used (default: the best route at each ε).
+
+    Returns:
+        A ``Conversion`` whose ``value`` is the TPR bound ∈ [fpr, 1], ``witness`` the ε used and
+        ``method`` the route.
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> round(tpr_bound(Gaussian(1.0), 0.05).value, 6)  # Φ(Φ⁻¹(0.05) + 1), exact for μ = 1
+        0.259511
+    """
+    return tpr_bounds(obj, (fpr,), method)[0]
+
+
+def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | None = None) -> tuple[Conversion, ...]:
+    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations."""
+    from ._validation import PROBABILITY
+
+    rates = [PROBABILITY.check("fpr", f) for f in fprs]
+    it = items(obj)
+    cache: dict[float, tuple[float, str]] = {}
+
+    def delta_at(eps: float) -> tuple[float, str]:
+        if eps not in cache:
+            c = best_delta(it, eps, method)
+            cache[eps] = (min(1.0, c.value), c.method)
+        return cache[eps]
+
+    # A range of ε wide enough for every optimum: beyond ε(δ = 1e-9·FPR) the δ term is
+    # negligible and e^ε·FPR only grows.
+    small = min([f for f in rates if f > 0.0], default=1e-3)
+    try:
+        top = best_epsilon(it, min(1e-6, max(1e-300, 1e-9 * small)), method).value
+    except ConversionError:
+        top = math.inf
+    top = min(max(top, 1.0), 50.0) if math.isfinite(top) else 50.0
+    grid = [top * i / 16.0 for i in range(17)]
+    out = []
+    for a in rates:
+        if a >= 1.0:
+            out.append(Conversion(1.0, None, method or "none", detail="TPR ≤ 1"))
+            continue
+        seen: dict[float, float] = {}
+
+        def bound(eps: float) -> float:
+            if eps not in seen:
+                d, _ = delta_at(eps)
+                t = min(1.0, math.exp(eps) * a + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a))
+                seen[eps] = max(t, a)
+            return seen[eps]
+
+        vals = [bound(e) for e in grid]
+        i = min(range(len(grid)), key=lambda j: vals[j])
+        lo, hi = grid[max(0, i - 1)], grid[min(len(grid) - 1, i + 1)]
+        x1, x2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+        for _ in range(24):
+            if bound(x1) <= bound(x2):
+                hi, x2 = x2, x1
+                x1 = hi - _GOLDEN * (hi - lo)
+            else:
+                lo, x1 = x1, x2
+                x2 = lo + _GOLDEN * (hi - lo)
+        eps_best = min(seen, key=lambda e: seen[e])
+        out.append(Conversion(seen[eps_best], eps_best, delta_at(eps_best)[1],
+                              detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
+    return tuple(out)

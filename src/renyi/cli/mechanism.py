@@ -116,7 +116,8 @@ def epsilon(
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
         pipe = _build(mechanism, params, steps, rate, sampling, delta)
         with DelayedProgress("computing ε", total=7) as step:
-            r = compute_report(pipe, progress=step, method=None if method is None else method.value)
+            r = compute_report(pipe, progress=step, method=None if method is None else method.value,
+                               tradeoff=False)
         if json_:
             d = r.to_dict()
             d.pop("source", None)

@@ -153,17 +153,18 @@ def _as_curve(g: Guarantee) -> Guarantee:
     if isinstance(g, (RDP, ApproxRDP)):
         return g
     if isinstance(g, ApproxDP):
-        if float(g.delta) == 0.0:
-            return conv.pure_dp_to_rdp(float(g.epsilon))
-        return ApproxRDP(conv.pure_dp_to_rdp(float(g.epsilon)), float(g.delta))
+        curve: RDP = conv.pure_dp_to_rdp(float(g.epsilon))
+        return curve if float(g.delta) == 0.0 else ApproxRDP(curve, float(g.delta))
     if isinstance(g, ApproxZCDP):
-        return ApproxRDP(ZCDP(g.rho, g.xi).to_rdp(), float(g.delta))
+        zc: RDP = ZCDP(g.rho, g.xi).to_rdp()  # type: ignore[no-untyped-call]
+        return ApproxRDP(zc, float(g.delta))
     return g.to_rdp()
 
 
 def _zcdp_of(g: Guarantee) -> Guarantee:
     if isinstance(g, ApproxDP) and float(g.delta) > 0:
-        return g.to_approx_zcdp()
+        z: Guarantee = g.to_approx_zcdp()  # type: ignore[no-untyped-call]
+        return z
     if isinstance(g, ApproxZCDP):
         return g
     return g.to_zcdp()

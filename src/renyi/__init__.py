@@ -71,7 +71,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 #: public submodules, imported on first access (``renyi.accuracy.half_width``)
-_SUBMODULES = frozenset({"accuracy", "dpsgd"})
+_SUBMODULES = frozenset({"accuracy", "dpsgd", "limits"})
 
 __all__ = ["__version__", *_EXPORTS]
 

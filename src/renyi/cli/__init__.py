@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import typer
 
+from . import accuracy as _accuracy
 from . import convert as _convert
 from . import ledger as _ledger
+from . import limits as _limits
 from . import mechanism as _mechanism
 from . import plot as _plot
 from . import report as _report
@@ -41,6 +43,9 @@ app.command(name="calibrate", short_help="Solve for σ, scale, ε, steps or rate
 app.command(name="convert", short_help="Convert a guarantee between definitions.")(_convert.convert)
 app.add_typer(_plot.app, name="plot", short_help="Figures (PNG/SVG): compositions, RDP, profile, PLRV.")
 app.add_typer(_ledger.app, name="ledger", short_help="Show or export an accountant's ledger.")
+app.command(name="accuracy", short_help="Interval half-width of noisy answers, or the noise for a half-width.")(
+    _accuracy.accuracy)
+app.add_typer(_limits.app, name="limits", short_help="Sample sizes below which no zCDP algorithm is accurate.")
 
 
 def _version(value: bool) -> None:

@@ -92,32 +92,50 @@ def __dir__() -> list[str]:
 
 
 if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .accountant import Accountant, AccountantReport, Spend
-    from .calibration import Calibration, calibrate, calibrate_gaussian, calibrate_laplace
-    from .composition import compose
-    from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
-    from . import dpsgd
-    from .divergences import renyi_divergence
-    from .dp_events import from_dp_event
-    from .errors import (
-        BudgetExceededError,
-        ConversionError,
-        DomainError,
-        LedgerError,
-        RenyiError,
-        RenyiNumericalWarning,
-    )
-    from .ledger import MemoryLedger, SQLiteLedger
-    from .mechanisms import (
-        DiscreteGaussian,
-        DiscreteLaplace,
-        ExponentialMechanism,
-        Gaussian,
-        Laplace,
-        Mechanism,
-        ProposeTestRelease,
-        RandomizedResponse,
-        ptr_mode,
-    )
-    from .plrv import PrivacyLoss, check_rdp, check_zcdp, power_means
-    from .subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+    # One `X as X` import per public name: the explicit re-export that `mypy --strict` needs
+    # for `from renyi import X` in user code (tests/test_typing.py keeps it complete).
+    from . import accuracy as accuracy
+    from . import dpsgd as dpsgd
+    from .accountant import Accountant as Accountant
+    from .accountant import AccountantReport as AccountantReport
+    from .accountant import Spend as Spend
+    from .calibration import Calibration as Calibration
+    from .calibration import calibrate as calibrate
+    from .calibration import calibrate_gaussian as calibrate_gaussian
+    from .calibration import calibrate_laplace as calibrate_laplace
+    from .composition import compose as compose
+    from .definitions import ApproxDP as ApproxDP
+    from .definitions import ApproxRDP as ApproxRDP
+    from .definitions import ApproxZCDP as ApproxZCDP
+    from .definitions import Conversion as Conversion
+    from .definitions import GDP as GDP
+    from .definitions import Guarantee as Guarantee
+    from .definitions import MCDP as MCDP
+    from .definitions import PureDP as PureDP
+    from .definitions import RDP as RDP
+    from .definitions import ZCDP as ZCDP
+    from .divergences import renyi_divergence as renyi_divergence
+    from .dp_events import from_dp_event as from_dp_event
+    from .errors import BudgetExceededError as BudgetExceededError
+    from .errors import ConversionError as ConversionError
+    from .errors import DomainError as DomainError
+    from .errors import LedgerError as LedgerError
+    from .errors import RenyiError as RenyiError
+    from .errors import RenyiNumericalWarning as RenyiNumericalWarning
+    from .ledger import MemoryLedger as MemoryLedger
+    from .ledger import SQLiteLedger as SQLiteLedger
+    from .mechanisms import DiscreteGaussian as DiscreteGaussian
+    from .mechanisms import DiscreteLaplace as DiscreteLaplace
+    from .mechanisms import ExponentialMechanism as ExponentialMechanism
+    from .mechanisms import Gaussian as Gaussian
+    from .mechanisms import Laplace as Laplace
+    from .mechanisms import Mechanism as Mechanism
+    from .mechanisms import ProposeTestRelease as ProposeTestRelease
+    from .mechanisms import RandomizedResponse as RandomizedResponse
+    from .mechanisms import ptr_mode as ptr_mode
+    from .plrv import PrivacyLoss as PrivacyLoss
+    from .plrv import check_rdp as check_rdp
+    from .plrv import check_zcdp as check_zcdp
+    from .plrv import power_means as power_means
+    from .subsampling import PoissonSubsampled as PoissonSubsampled
+    from .subsampling import SubsampledWithoutReplacement as SubsampledWithoutReplacement

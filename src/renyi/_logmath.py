@@ -60,7 +60,8 @@ def log_expm1(x: ArrayLike) -> np.ndarray | float:
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore"):
         out = np.where(x > 30.0, x + np.log1p(-np.exp(-x)), np.log(np.expm1(x)))
-    return out[()] if out.ndim == 0 else out
+    result: np.ndarray | float = out[()] if out.ndim == 0 else out
+    return result
 
 
 def log_comb(n: ArrayLike, k: ArrayLike) -> np.ndarray | float:
@@ -68,18 +69,21 @@ def log_comb(n: ArrayLike, k: ArrayLike) -> np.ndarray | float:
     n = np.asarray(n, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     out = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-    return out[()] if np.ndim(out) == 0 else out
+    result: np.ndarray | float = out[()] if np.ndim(out) == 0 else out
+    return result
 
 
 def log_ndtr(x: ArrayLike) -> np.ndarray | float:
     """log Φ(x), accurate far into the lower tail (Φ(−40) underflows; its log does not)."""
-    return special.log_ndtr(x)
+    result: np.ndarray | float = special.log_ndtr(x)
+    return result
 
 
 def logsumexp(a: ArrayLike, axis: int | None = None) -> np.ndarray | float:
     """log Σ e^{a_i}; −∞ for an empty or all −∞ input."""
     with np.errstate(divide="ignore"):
-        return special.logsumexp(a, axis=axis)
+        result: np.ndarray | float = special.logsumexp(a, axis=axis)
+        return result
 
 
 def signed_logsumexp(log_abs: ArrayLike, signs: ArrayLike) -> tuple[float, float]:
@@ -159,7 +163,7 @@ def erfcx(x: ArrayLike) -> np.ndarray:
     """
     a = np.asarray(x, dtype=np.float64)
     flat = a.ravel()
-    out = np.empty(flat.size)
+    out: np.ndarray = np.empty(flat.size)
     small = flat < _ERFCX_ASYMPTOTIC
     if np.any(small):
         xs = flat[small]
@@ -169,7 +173,7 @@ def erfcx(x: ArrayLike) -> np.ndarray:
         xl = xs - xh
         lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl  # x² − hi, exactly representable
         with np.errstate(over="ignore"):
-            out[small] = _ERFC(xs).astype(np.float64) * np.exp(hi) * (1.0 + lo)
+            out[small] = np.asarray(_ERFC(xs), dtype=np.float64) * np.exp(hi) * (1.0 + lo)
     big = ~small
     if np.any(big):
         xb = flat[big]

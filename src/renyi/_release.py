@@ -130,11 +130,11 @@ def add_noise(value: Any, noise_fn: NoiseFn, rng: Any = None, *, integer: bool =
         if np.any(wrapped):
             raise OverflowError("value + noise does not fit in int64")
         return out
-    arr = as_real_array(value)
+    real = as_real_array(value)
     if scalar:
-        return float(arr) + float(noise_fn(gen, None))
-    noise = np.asarray(noise_fn(gen, arr.shape), dtype=np.float64).reshape(arr.shape)
-    return arr + noise
+        return float(real) + float(noise_fn(gen, None))
+    real_noise = np.asarray(noise_fn(gen, real.shape), dtype=np.float64).reshape(real.shape)
+    return real + real_noise
 
 
 def check_finite_scalar(name: str, value: Any) -> float:

@@ -156,19 +156,22 @@ def _excess_int_rows(
     return out
 
 
-def _gauss_log_w(inv2s2: np.ndarray, alphas: np.ndarray) -> tuple[Callable, Callable]:
+def _gauss_log_w(
+    inv2s2: np.ndarray, alphas: np.ndarray
+) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], Callable[..., np.ndarray]]:
     """Weights of the subsampled Gaussian: w_k = exp((k² − k)/(2σ²)) − 1 ([MTZ19] §3.3)."""
 
     def log_w(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
         kk = (k * (k - 1)).astype(np.float64)
         c = inv2s2[rows]
         if np.all(c == c[0]):
-            return log_expm1(kk * c[0])
-        return log_expm1(kk[None, :] * c[:, None])
+            return np.asarray(log_expm1(kk * c[0]))
+        return np.asarray(log_expm1(kk[None, :] * c[:, None]))
 
     def mag(rows: np.ndarray) -> np.ndarray:
         a = alphas[rows].astype(np.float64)
-        return 2.0 * a * (a - 1.0) * inv2s2[rows] + 1.0
+        result: np.ndarray = 2.0 * a * (a - 1.0) * inv2s2[rows] + 1.0
+        return result
 
     return log_w, mag
 
@@ -181,7 +184,8 @@ def _log_a_int_rows(q: np.ndarray, sigma: np.ndarray, alphas: np.ndarray) -> np.
     ints = alphas.astype(np.int64)
     lw, mg = _gauss_log_w(inv2s2, ints)
     excess = _excess_int_rows(ints, logq, log1mq, lw, mg)
-    return np.logaddexp(0.0, excess)
+    result: np.ndarray = np.logaddexp(0.0, excess)
+    return result
 
 
 def log_a_int(q: float, sigma: float, alphas: ArrayLike) -> np.ndarray:
@@ -561,6 +565,7 @@ def rdp_poisson_gaussian(q: float, sigma: float, alphas: ArrayLike) -> np.ndarra
     sigma = POSITIVE.check("sigma", sigma)
     arr = ORDER.check_array("alphas", alphas)
     flat = arr.ravel()
+    out: np.ndarray
     if q == 0.0:
         out = np.zeros(flat.size)
     elif q == 1.0:
@@ -618,7 +623,7 @@ def _eval_base(base_rdp: Callable[[np.ndarray], Any], orders: np.ndarray) -> np.
     return np.where(np.isnan(vals), np.inf, np.maximum(vals, 0.0))
 
 
-def _zw19_int(q: float, base_rdp: Callable, ints: np.ndarray, exact: bool) -> np.ndarray:
+def _zw19_int(q: float, base_rdp: Callable[[np.ndarray], np.ndarray], ints: np.ndarray, exact: bool) -> np.ndarray:
     """[ZW19] bound at integer orders ≥ 2, computed as log(1 + S − 1) with S − 1 ≥ 0 termwise."""
     amax = int(ints.max())
     ell = np.arange(2, amax + 1, dtype=np.float64)
@@ -636,7 +641,8 @@ def _zw19_int(q: float, base_rdp: Callable, ints: np.ndarray, exact: bool) -> np
     mag_full = np.concatenate([[0.0, 0.0], np.abs(np.where(np.isfinite(x), x, 0.0)) + 2.0])
 
     def log_w(rows: np.ndarray, k: np.ndarray) -> np.ndarray:
-        return lw_full[k]
+        result: np.ndarray = lw_full[k]
+        return result
 
     def mag(rows: np.ndarray) -> np.ndarray:
         return np.full(rows.size, float(np.max(mag_full)))
@@ -715,7 +721,7 @@ def rdp_poisson_general(
     return np.minimum(out, e_inf).reshape(arr.shape)
 
 
-def _wbk19_int(gamma: float, base_rdp: Callable, ints: np.ndarray, eps_inf: float) -> np.ndarray:
+def _wbk19_int(gamma: float, base_rdp: Callable[[np.ndarray], np.ndarray], ints: np.ndarray, eps_inf: float) -> np.ndarray:
     """[WBK19] Thm 9 at integer orders ≥ 2 (before the min with the base curve)."""
     amax = int(ints.max())
     j = np.arange(2, amax + 1, dtype=np.float64)

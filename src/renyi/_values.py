@@ -23,12 +23,14 @@ class CurveValue:
     __slots__ = ()
 
     def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in type(self).__slots__)
+        names: tuple[str, ...] = type(self).__slots__
+        return tuple(getattr(self, name) for name in names)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined,no-any-return]
+        same: bool = self._key() == other._key()
+        return same
 
     def __hash__(self) -> int:
         return hash((type(self).__qualname__, self._key()))

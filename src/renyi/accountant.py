@@ -165,7 +165,8 @@ def _up_add_arr(a: np.ndarray, k: int, v: np.ndarray) -> np.ndarray:
         s = a + kv
         err = _two_sum_err(a, kv, s)
         np.nextafter(s, np.inf, out=s, where=err > 0.0)
-    return s
+    result: np.ndarray = s
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +238,7 @@ def _zcdp_of(g: Guarantee) -> tuple[float, float] | None:
         z = g.to_zcdp()
     except (ConversionError, TypeError, ValueError):
         return None
-    return float(z.xi), float(z.rho)  # type: ignore[attr-defined]
+    return float(z.xi), float(z.rho)
 
 
 def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
@@ -639,7 +640,7 @@ class Accountant:
         grid = default_orders()
         if fo is not None:
             grid = np.unique(np.concatenate([grid, fo]))
-        proposal = {
+        proposal: dict[str, Any] = {
             "format": LEDGER_FORMAT,
             "schema_version": SCHEMA_VERSION,
             "renyi_version": __version__,
@@ -730,7 +731,8 @@ class Accountant:
     @property
     def header(self) -> dict[str, Any]:
         """The ledger header (format, schema version, renyi version, grid, budget, …)."""
-        return json.loads(json.dumps(self._header))
+        result: dict[str, Any] = json.loads(json.dumps(self._header))
+        return result
 
     @property
     def filter(self) -> str:
@@ -914,7 +916,7 @@ class Accountant:
     def _curve(self) -> RDP:
         t = self._totals
         finite = np.isfinite(t.rdp)
-        zc = None if t.rho is None else (t.xi, t.rho)
+        zc = None if t.rho is None or t.xi is None else (t.xi, t.rho)
         if not np.any(finite):
             from .definitions.rdp import _Infinite
 
@@ -1194,10 +1196,10 @@ def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
         return _GDPFilter(g.mu)
     if isinstance(g, RDP):
         orders = decode_floats(b["orders"])
-        eps = decode_floats(b["epsilons"])
+        epsilons = decode_floats(b["epsilons"])
         if orders.shape != grid.shape or np.any(orders != grid):
             raise LedgerError("the RDP budget is not given on the ledger's grid")
-        return _RDPFilter(grid, eps)
+        return _RDPFilter(grid, epsilons)
     raise TypeError(
         f"unsupported budget {type(g).__name__}: use ApproxDP, PureDP, ZCDP, ApproxZCDP, GDP or an RDP curve"
     )

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import special  # type: ignore[import-untyped]
+from scipy import special
 
 from ._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from .errors import DomainError

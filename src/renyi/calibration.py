@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,7 @@ class Calibration:
         made: ``make(value)`` itself (the mechanism or guarantee).
     """
 
-    value: float
+    value: float | Fraction
     achieved: Guarantee
     target: Guarantee = field(repr=False)
     made: Any = field(repr=False, compare=False)
@@ -221,16 +222,17 @@ def _expand(prob: _Problem, lo: float, hi: float, t0: float) -> list[float]:
 def _solve(prob: _Problem, t_in: float, t_out: float) -> float:
     """The feasible t closest to the boundary between t_in (meets) and t_out (does not)."""
     if prob.integer:
-        a, b = int(t_in), int(t_out)
-        while abs(b - a) > 1:
-            mid = (a + b) // 2
-            if prob.meets(float(mid)):
-                a = mid
+        i_in, i_out = int(t_in), int(t_out)
+        while abs(i_out - i_in) > 1:
+            imid = (i_in + i_out) // 2
+            if prob.meets(float(imid)):
+                i_in = imid
             else:
-                b = mid
-        return float(a)
+                i_out = imid
+        return float(i_in)
     e_in, e_out = prob.excess(t_in), prob.excess(t_out)
-    a, b = t_in, t_out
+    a: float = t_in
+    b: float = t_out
     if math.isfinite(e_in) and math.isfinite(e_out):
         try:
             root = optimize.brentq(prob.excess, min(a, b), max(a, b), xtol=1e-14, rtol=4 * np.finfo(float).eps,
@@ -240,7 +242,7 @@ def _solve(prob: _Problem, t_in: float, t_out: float) -> float:
         if root is not None:
             # step from the root toward the feasible side until the criterion really holds
             d = math.copysign(max(abs(root), 1.0) * 2.0**-50, a - root) if a != root else 0.0
-            t = root
+            t: float = root
             for _ in range(60):
                 if prob.meets(t):
                     return t

@@ -26,7 +26,7 @@ Examples:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, 
 from .definitions.base import Item, items_of, with_items
 from .definitions.rdp import _Sum
 from .errors import DomainError
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (mechanisms import this module)
+    from .mechanisms.gaussian import Gaussian
 
 __all__ = [
     "compose",
@@ -126,6 +129,22 @@ def route_items(items: tuple[Any, ...]) -> tuple[Item, ...]:
     return tuple(out)
 
 
+# Precise result types for the homogeneous cases of the table above (the order matters: the
+# first matching overload wins, as the first matching row of the table does).
+@overload
+def compose(*items: GDP | Gaussian | tuple[GDP | Gaussian, int]) -> GDP: ...  # type: ignore[overload-overlap]
+@overload
+def compose(*items: PureDP | tuple[PureDP, int]) -> PureDP: ...  # type: ignore[overload-overlap]
+@overload
+def compose(*items: PureDP | ApproxDP | tuple[PureDP | ApproxDP, int]) -> ApproxDP: ...  # type: ignore[overload-overlap]
+@overload
+def compose(*items: ZCDP | GDP | PureDP | Gaussian | tuple[ZCDP | GDP | PureDP | Gaussian, int]) -> ZCDP: ...
+@overload
+def compose(*items: RDP | tuple[RDP, int]) -> RDP: ...
+@overload
+def compose(*items: Any) -> Guarantee: ...
+
+
 def compose(*items: Any) -> Guarantee:
     """Compose guarantees and mechanisms (adaptively) into the tightest type that holds.
 
@@ -148,15 +167,17 @@ def _compose(items: tuple[Any, ...]) -> Guarantee:
         raise DomainError("compose needs at least one guarantee or mechanism; got none")
     if len(gs) == 1:
         g, k = gs[0]
-        return g if k == 1 else g.compose(k)  # type: ignore[call-arg]
+        return g if k == 1 else g.compose(k)
     kinds = [g for g, _ in gs]
     if all(isinstance(g, GDP) for g in kinds):
         return GDP(math.sqrt(math.fsum(k * g.mu**2 for g, k in gs)))  # type: ignore[attr-defined]
-    if all(isinstance(g, PureDP) for g in kinds):
-        return PureDP(math.fsum(k * float(g.epsilon) for g, k in gs))  # type: ignore[attr-defined]
-    if all(isinstance(g, (PureDP, ApproxDP)) for g in kinds):
-        eps = math.fsum(k * float(g.epsilon) for g, k in gs)  # type: ignore[attr-defined]
-        d = math.fsum(k * float(g.delta) for g, k in gs if isinstance(g, ApproxDP))
+    pure = [(g, k) for g, k in gs if isinstance(g, PureDP)]
+    if len(pure) == len(gs):
+        return PureDP(math.fsum(k * float(g.epsilon) for g, k in pure))
+    approx = [(g, k) for g, k in gs if isinstance(g, ApproxDP)]
+    if len(pure) + len(approx) == len(gs):
+        eps = math.fsum(k * float(g.epsilon) for g, k in pure + approx)
+        d = math.fsum(k * float(g.delta) for g, k in approx)
         return ApproxDP(eps, min(conv.round_up(d), math.nextafter(1.0, 0.0)))
 
     approximate = any(isinstance(g, (ApproxDP, ApproxZCDP, ApproxRDP)) and float(g.delta) > 0 for g in kinds)

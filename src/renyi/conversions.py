@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -32,6 +33,9 @@ from ._optimize import minimize_over_orders
 from ._values import CurveValue
 from ._validation import NONNEGATIVE, ORDER, PROBABILITY_OPEN, Interval
 from .definitions.base import Conversion
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (definitions import this module)
+    from .definitions.rdp import RDP
 
 __all__ = [
     "pure_dp_rdp",
@@ -106,7 +110,7 @@ def pure_dp_to_zcdp(epsilon: float) -> float:
     return eps * math.tanh(eps / 2.0)
 
 
-def pure_dp_to_rdp(epsilon: float):  # -> RDP
+def pure_dp_to_rdp(epsilon: float) -> RDP:
     """ε-DP as its tight RDP curve F_ε (see :func:`pure_dp_rdp`)."""
     from .definitions.rdp import RDP
 
@@ -246,7 +250,9 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     e = epsilon - xi
     if rho == 0.0:
         return Conversion(0.0 if e >= 0 else 1.0, None, "CKS20 Cor. 13")
-    g = lambda a: (2.0 * a - 1.0) * rho - e + math.log1p(-1.0 / a)  # noqa: E731
+    def g(a: float) -> float:
+        return (2.0 * a - 1.0) * rho - e + math.log1p(-1.0 / a)
+
     lo = 1.0 + 1e-12
     hi = max(2.0, (1.0 + e / rho) / 2.0 + 1.0)
     while g(hi) < 0.0:
@@ -364,7 +370,9 @@ def zcdp_rho_for(epsilon: float, delta: float, xi: float = 0.0) -> float:
     xi = _XI.check("xi", xi)
     if epsilon <= xi:
         return 0.0
-    f = lambda r: zcdp_to_approx_dp(r, delta, xi).value - epsilon  # noqa: E731
+    def f(r: float) -> float:
+        return zcdp_to_approx_dp(r, delta, xi).value - epsilon
+
     ld = -math.log(delta)
     # Lemma 21's inverse is feasible (the best conversion is never looser), so f(lo) ≤ 0.
     lo = (math.sqrt(epsilon - xi + ld) - math.sqrt(ld)) ** 2 * (1.0 - 1e-12)
@@ -425,17 +433,18 @@ def rdp_point_delta(alpha: float, eps_r: float, epsilon: float) -> float:
     return min(1.0, round_up(math.exp(ld)))
 
 
-def _cks_eps_objective(fn: Callable[[np.ndarray], np.ndarray], delta: float):
+def _cks_eps_objective(fn: Callable[[np.ndarray], np.ndarray], delta: float) -> Callable[[np.ndarray], np.ndarray]:
     ld = math.log(delta)
 
     def obj(alpha: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            return fn(alpha) + np.log1p(-1.0 / alpha) - (ld + np.log(alpha)) / (alpha - 1.0)
+            result: np.ndarray = fn(alpha) + np.log1p(-1.0 / alpha) - (ld + np.log(alpha)) / (alpha - 1.0)
+            return result
 
     return obj
 
 
-def rdp_to_approx_dp(curve, delta: float) -> Conversion:
+def rdp_to_approx_dp(curve: RDP, delta: float) -> Conversion:
     """The smallest ε at δ from an RDP curve by [CKS20] Prop. 12 (= [BBGHS20] Thm 21), with the
     order optimised continuously, and the pure-DP bound ε(∞) when finite.
 
@@ -461,7 +470,7 @@ def rdp_to_approx_dp(curve, delta: float) -> Conversion:
     return best
 
 
-def rdp_to_approx_dp_mironov(curve, delta: float) -> Conversion:
+def rdp_to_approx_dp_mironov(curve: RDP, delta: float) -> Conversion:
     """ε = min_α ε(α) + log(1/δ)/(α − 1) ([Mir17] Prop. 3), for comparison only (always looser
     than :func:`rdp_to_approx_dp`)."""
     delta = PROBABILITY_OPEN.check("delta", delta)
@@ -475,7 +484,7 @@ def rdp_to_approx_dp_mironov(curve, delta: float) -> Conversion:
     return Conversion(max(0.0, round_up(val)), alpha, "Mir17 Prop. 3 (α optimised)")
 
 
-def rdp_delta(curve, epsilon: float) -> Conversion:
+def rdp_delta(curve: RDP, epsilon: float) -> Conversion:
     """The smallest δ at ε from an RDP curve: [CKS20] Prop. 12 optimised over α, the pure-DP
     profile when ε(∞) is finite, and the total-variation bound (theory §4.3, §4.5)."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
@@ -484,7 +493,8 @@ def rdp_delta(curve, epsilon: float) -> Conversion:
     def obj(a: np.ndarray) -> np.ndarray:
         lam = a - 1.0
         with np.errstate(invalid="ignore", over="ignore"):
-            return lam * (fn(a) - epsilon + np.log1p(-1.0 / a)) - np.log(a)
+            result: np.ndarray = lam * (fn(a) - epsilon + np.log1p(-1.0 / a)) - np.log(a)
+            return result
 
     val, alpha = minimize_over_orders(obj, convex=curve.convex, extra_orders=curve.orders)
     best = Conversion(min(1.0, round_up(math.exp(val))) if val < 0 else 1.0, alpha,
@@ -500,7 +510,7 @@ def rdp_delta(curve, epsilon: float) -> Conversion:
     return best
 
 
-def rdp_to_zcdp(curve) -> tuple[float, float]:
+def rdp_to_zcdp(curve: RDP) -> tuple[float, float]:
     """The (ξ, ρ) implied by an RDP curve; returns (xi, rho).
 
     Uses the curve's own zCDP bound when it carries one. Otherwise ρ = sup ε(α)/α bounded
@@ -543,7 +553,9 @@ def gdp_to_approx_dp(mu: float, delta: float) -> Conversion:
     if mu == 0.0:
         return Conversion(0.0, None, method)
     ld = math.log(delta)
-    f = lambda e: float(lm.log_delta_gaussian(e, mu)) - ld  # noqa: E731
+    def f(e: float) -> float:
+        return float(lm.log_delta_gaussian(e, mu)) - ld
+
     if f(0.0) <= 0.0:
         return Conversion(0.0, None, method)
     rho = mu * mu / 2.0

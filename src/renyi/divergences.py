@@ -299,7 +299,9 @@ def _check_same_shape(p: Any, q: Any) -> None:
         raise DomainError(f"q must have the same shape as p {sp}; got shape {sq}", name="q", value=sq)
 
 
-def _loss_from_logs(logp: np.ndarray, logq: np.ndarray, logw: np.ndarray | None = None):
+def _loss_from_logs(
+    logp: np.ndarray, logq: np.ndarray, logw: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Privacy-loss law (log masses, z) of P‖Q from log-pmfs; ``logw`` are log multiplicities."""
     sel = logp > -np.inf
     lp = logp[sel]
@@ -389,7 +391,7 @@ class DivergenceEstimate:
         return float(self.value)
 
 
-def _as_log_density(name: str, dist: Any):
+def _as_log_density(name: str, dist: Any) -> tuple[Callable[[float], float], float, float, list[float], float]:
     """(log-density callable, support lo, hi, reference points, scale) for a frozen dist or callable."""
     logpdf = getattr(dist, "logpdf", None)
     if logpdf is not None and hasattr(dist, "support"):
@@ -456,7 +458,7 @@ def _fast_logpdf(dist: Any, slow: Callable[[float], float], lo: float, hi: float
         return slow
 
 
-def _maximise(g: Callable[[float], float], cands: Sequence[float], lo: float, hi: float):
+def _maximise(g: Callable[[float], float], cands: Sequence[float], lo: float, hi: float) -> tuple[float, float]:
     """Return (x*, g(x*)) approximately maximising g on (lo, hi); g* = +∞ if unbounded above."""
     xs = sorted({float(c) for c in cands if lo < c < hi and math.isfinite(c)})
     if not xs:
@@ -622,7 +624,20 @@ def _quad(f: Callable[[float], float], left: float, right: float) -> tuple[float
     return val, e, False
 
 
-def _continuous_one(a, logp, logq, lo, hi, qlo, qhi, refs, medians, brk, scale, q_may_underflow):
+def _continuous_one(
+    a: float,
+    logp: Callable[[float], float],
+    logq: Callable[[float], float],
+    lo: float,
+    hi: float,
+    qlo: float,
+    qhi: float,
+    refs: list[float],
+    medians: list[float],
+    brk: list[float],
+    scale: float,
+    q_may_underflow: bool,
+) -> tuple[float, float]:
     # Support conventions (theory.md §1.1): for α ≥ 1, mass of P outside supp Q makes D = ∞;
     # for α < 1 only the intersection of the supports contributes.
     if a >= 1.0 and (qlo > lo or qhi < hi):
@@ -665,7 +680,8 @@ def _continuous_one(a, logp, logq, lo, hi, qlo, qhi, refs, medians, brk, scale, 
             if lam > 0:
                 return math.inf
             return -math.inf if lam < 0 else lp
-        return lp + lam * z
+        result: float = lp + lam * z
+        return result
 
     tilt = []
     if len(medians) == 2:
@@ -846,7 +862,8 @@ def _gauss_unequal_terms(d2: np.ndarray, v1: np.ndarray, v2: np.ndarray, alphas:
                          np.where((r == 0) & (d2 == 0), 0.0, np.inf))
         term = np.where(finite_a, term, t_inf)
     term = np.maximum(term, 0.0)
-    return term.sum(axis=0)
+    result: np.ndarray = term.sum(axis=0)
+    return result
 
 
 def gaussian_divergence_unequal(mu1: float, s1: float, mu2: float, s2: float,
@@ -858,7 +875,10 @@ def gaussian_divergence_unequal(mu1: float, s1: float, mu2: float, s2: float,
     r = 1 − s₁²/s₂², which is stable at α → 1 and equals the KL at α = 1.
 
     Args:
-        mu1, mu2: finite means. s1, s2: standard deviations in (0, ∞).
+        mu1: the first mean (finite).
+        s1: the first standard deviation, in (0, ∞).
+        mu2: the second mean (finite).
+        s2: the second standard deviation, in (0, ∞).
         alpha: order(s) in [0, ∞].
 
     References:
@@ -891,7 +911,8 @@ def _check_cov(name: str, cov: Any, d: int) -> np.ndarray:
         np.linalg.cholesky(c)
     except np.linalg.LinAlgError:
         raise DomainError(f"{name} must be positive definite; got {c.tolist()!r}", name=name) from None
-    return 0.5 * (c + c.T)
+    result: np.ndarray = 0.5 * (c + c.T)
+    return result
 
 
 def mvn_divergence(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayLike,
@@ -905,7 +926,10 @@ def mvn_divergence(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayL
     Σ_α = αΣ₂ + (1−α)Σ₁, and +∞ where Σ_α is not positive definite.
 
     Args:
-        mu1, mu2: mean vectors (length d). cov1, cov2: d×d symmetric positive-definite.
+        mu1: the first mean vector (length d).
+        cov1: the first covariance, d×d symmetric positive-definite.
+        mu2: the second mean vector (length d).
+        cov2: the second covariance, d×d symmetric positive-definite.
         alpha: order(s) in [0, ∞].
 
     References:
@@ -1019,7 +1043,8 @@ def bernoulli_divergence(p: float, q: float, alpha: ArrayLike) -> float | np.nda
     """D_α(Ber(p) ‖ Ber(q)) for p, q ∈ [0, 1] (zeros follow §1.1's support conventions).
 
     Args:
-        p, q: success probabilities in [0, 1].
+        p: the first success probability, in [0, 1].
+        q: the second success probability, in [0, 1].
         alpha: order(s) in [0, ∞].
 
     References:
@@ -1202,7 +1227,8 @@ def _theta_ratio_m1(sigma: float, c: np.ndarray) -> np.ndarray:
         k = np.arange(1, kmax + 1, dtype=np.float64)
         w = np.exp(-2.0 * math.pi**2 * sigma**2 * k**2)
         num = -4.0 * (np.sin(math.pi * np.outer(c, k)) ** 2 @ w)
-        return num / (1.0 + 2.0 * w.sum())
+        ratio: np.ndarray = num / (1.0 + 2.0 * w.sum())
+        return ratio
     xmax = int(math.ceil(sigma * math.sqrt(2.0 * 745.0))) + 2
     x = np.arange(-xmax, xmax + 1, dtype=np.float64)
     s2 = 2.0 * sigma * sigma
@@ -1211,7 +1237,8 @@ def _theta_ratio_m1(sigma: float, c: np.ndarray) -> np.ndarray:
     dlt = (2.0 * np.outer(c, x) - (c**2)[:, None]) / s2
     with np.errstate(over="ignore"):
         diff = np.where(np.abs(dlt) < 0.5, w * np.expm1(dlt), np.exp(u + dlt) - w)
-    return diff.sum(axis=1) / w.sum()
+    result: np.ndarray = diff.sum(axis=1) / w.sum()
+    return result
 
 
 def discrete_gaussian_normalizer(sigma: float) -> float:
@@ -1298,7 +1325,8 @@ def exponential_family_divergence(
 
     Args:
         A: the log-partition function (scalar or vector θ → float).
-        theta1, theta2: natural parameters.
+        theta1: the first natural parameter.
+        theta2: the second natural parameter.
         alpha: order(s) in [0, ∞); α = ∞ is not available generically.
         grad_A: optional gradient of A.
 
@@ -1354,7 +1382,9 @@ def poisson_divergence(lam1: float, lam2: float, alpha: ArrayLike) -> float | np
     else ∞.
 
     Args:
-        lam1, lam2: rates in (0, ∞). alpha: order(s) in [0, ∞].
+        lam1: the first rate, in (0, ∞).
+        lam2: the second rate, in (0, ∞).
+        alpha: order(s) in [0, ∞].
 
     References:
         theory.md §1.4(i).
@@ -1390,7 +1420,9 @@ def exponential_divergence(rate1: float, rate2: float, alpha: ArrayLike) -> floa
     α = 1: log R − 1 + 1/R. α = ∞: log R if r₁ ≥ r₂, else ∞.
 
     Args:
-        rate1, rate2: in (0, ∞). alpha: order(s) in [0, ∞].
+        rate1: the first rate, in (0, ∞).
+        rate2: the second rate, in (0, ∞).
+        alpha: order(s) in [0, ∞].
 
     References:
         theory.md §1.4(i).

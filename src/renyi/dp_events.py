@@ -99,6 +99,7 @@ def _effective_sigma(event: Any) -> float | None:
     """σ_eff = (Σ σ_i⁻²)^(−1/2) when ``event`` is a tree of Gaussians (several Gaussians on one
     sample compose into one), else None."""
     name = _name(event)
+    s: float | None
     if name == "GaussianDpEvent":
         s = float(event.noise_multiplier)
         return s

@@ -208,8 +208,8 @@ def _rate(sample_rate: Any, batch_size: Any, dataset_size: Any) -> tuple[float, 
 def _steps_of_epochs(epochs: float, q: float, frac: Fraction | None) -> int:
     """T = epochs/q steps, rounded up when not whole (more steps only add privacy loss)."""
     if frac is not None:
-        t = Fraction(epochs) / frac
-        return max(1, math.ceil(t))
+        exact = Fraction(epochs) / frac
+        return max(1, math.ceil(exact))
     t = epochs / q
     r = round(t)
     # 1/q is rarely exact in binary: 3 epochs at q = 0.01 gives 300.00000000000006.
@@ -395,7 +395,11 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
     Args:
         target_epsilon: ε ∈ (0, ∞).
         target_delta: δ ∈ (0, 1).
-        sample_rate, steps, epochs, batch_size, dataset_size: the schedule (see :func:`epsilon`).
+        sample_rate: Poisson sampling rate q ∈ (0, 1] (see :func:`epsilon` for the schedule).
+        steps: number of steps T (or give ``epochs``).
+        epochs: number of epochs (T = ⌈epochs/q⌉).
+        batch_size: expected batch size (with ``dataset_size``, instead of ``sample_rate``).
+        dataset_size: number of examples n (with ``batch_size``).
 
     Returns:
         :class:`Answer` (σ), with ``achieved`` the ε it reaches.

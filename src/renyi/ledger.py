@@ -86,7 +86,8 @@ def encode_floats(values: Sequence[float] | np.ndarray) -> list[float | str]:
     """Floats as JSON values: finite numbers as themselves, ±∞ as the strings "inf"/"-inf"."""
     arr = np.asarray(values, dtype=np.float64)
     if np.all(np.isfinite(arr)):
-        return arr.tolist()
+        result: list[float | str] = arr.tolist()
+        return result
     return [_enc(v) for v in arr.tolist()]
 
 
@@ -393,7 +394,8 @@ class MemoryLedger(Ledger):
         with self._lock:
             if self._header is None:
                 self._header = json.loads(json.dumps(header))
-            return json.loads(json.dumps(self._header))
+            result: dict[str, Any] = json.loads(json.dumps(self._header))
+            return result
 
     @contextmanager
     def transaction(self) -> Iterator[_MemoryTxn]:
@@ -562,6 +564,8 @@ class SQLiteLedger(Ledger):
         timeout: seconds to wait for another process's write lock.
     """
 
+    path: str  # always a file name here (the base class allows None for memory ledgers)
+
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
         self.path = _check_path(path)
         self._timeout = float(timeout)
@@ -607,7 +611,8 @@ class SQLiteLedger(Ledger):
             if not _has_chain(con):
                 self._upgrade(con)
             self._chained = True
-            return json.loads(json.dumps(self._existing))
+            copy: dict[str, Any] = json.loads(json.dumps(self._existing))
+            return copy
 
     def _initialize_in_place(self, header: dict[str, Any]) -> dict[str, Any]:
         con = self._connect()
@@ -632,7 +637,8 @@ class SQLiteLedger(Ledger):
                 pass
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot initialise ledger {self.path!r}: {exc}") from None
-        return json.loads(json.dumps(header))
+        copy: dict[str, Any] = json.loads(json.dumps(header))
+        return copy
 
     def _upgrade(self, con: sqlite3.Connection) -> None:
         """Schema 1 → 2: add the hash chain over the existing rows (one transaction)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ class Entry:
     sampling: Sampling | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Unpack as ``(name, mechanism, count)``."""
         return iter((self.name, self.mechanism, self.count))
 
@@ -131,7 +131,8 @@ class Pipeline:
         """``[(mechanism, count), ...]``, ready for :func:`renyi.compose`."""
         return [(e.mechanism, e.count) for e in self.entries]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Entry]:
+        """The entries, in file order."""
         return iter(self.entries)
 
     def __len__(self) -> int:

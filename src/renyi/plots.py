@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - matplotlib is imported only when a figure is drawn
+    from matplotlib.figure import Figure
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "DPI",
@@ -37,7 +43,8 @@ DPI = 150
 FIGSIZE = (7.0, 4.5)
 WIDE_FIGSIZE = (12.0, 4.5)
 
-_STYLE = {
+# (typed Any: matplotlib types rc_context keys as a Literal of every rc name)
+_STYLE: Any = {
     "font.size": 10,
     "axes.titlesize": 11,
     "axes.labelsize": 10,
@@ -68,7 +75,7 @@ COLOURS = {
 }
 
 
-def _figure(size: tuple[float, float] = FIGSIZE, ncols: int = 1):
+def _figure(size: tuple[float, float] = FIGSIZE, ncols: int = 1) -> tuple[Figure, Any]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -80,10 +87,10 @@ def _figure(size: tuple[float, float] = FIGSIZE, ncols: int = 1):
     return fig, axes
 
 
-def _styled(fn):
+def _styled(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run a drawing function under the house style."""
 
-    def wrapper(*args: Any, **kwargs: Any):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         import matplotlib
 
         with matplotlib.rc_context(_STYLE):
@@ -161,7 +168,7 @@ def compositions_data(sigma: float, *, sensitivity: float = 1.0, delta: float = 
 @_styled
 def compositions_figure(sigma: float, *, sensitivity: float = 1.0, delta: float = 1e-5,
                         max_count: int = 10_000, fixed_orders: Sequence[float] = (8.0, 32.0),
-                        progress: Any = None):
+                        progress: Any = None) -> Figure:
     """ε versus the number of compositions k of a Gaussian mechanism, one line per analysis:
     exact (GDP), RDP with the order optimised (CKS20) and the classic conversion (Mir17), RDP
     at fixed orders, zCDP with the classic Bun–Steinke conversion, and plain (ε, δ)-DP with
@@ -288,7 +295,7 @@ def _entry_mechanism(report: Any, name: str) -> Any:
 
 
 @_styled
-def rdp_figure(report: Any):
+def rdp_figure(report: Any) -> Figure:
     """The pipeline's RDP curve ε(α), the ε each order gives at the report's δ, each
     mechanism's contribution, and the witness order α* that achieves the best ε."""
     fig, ax = _figure()
@@ -298,7 +305,8 @@ def rdp_figure(report: Any):
 
 
 def _name(report: Any) -> str:
-    return report.title or os.path.basename(report.source)
+    result: str = report.title or os.path.basename(report.source)
+    return result
 
 
 # --------------------------------------------------------------------------------------
@@ -327,7 +335,7 @@ def _profile_series(report: Any, points: int, progress: Any) -> dict[str, Any]:
 
 
 @_styled
-def profile_figure(report: Any, *, points: int = 60, progress: Any = None):
+def profile_figure(report: Any, *, points: int = 60, progress: Any = None) -> Figure:
     """The privacy profile δ(ε): the smallest δ for each ε, through the composed guarantee
     (exact for Gaussian pipelines), the RDP curve and zCDP, with the report's (ε, δ) marked."""
     d = _profile_series(report, points, progress)
@@ -366,7 +374,7 @@ def _up(x: float) -> str:
 # The privacy loss random variable and its α-power means
 # --------------------------------------------------------------------------------------
 @_styled
-def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0, math.inf), label: str = ""):
+def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0, math.inf), label: str = "") -> Figure:
     """The distribution of the privacy loss Z of ``mechanism`` with the log of the α-power
     means of e^Z marked: α → 1 the mean (KL), α = 2 the log of the arithmetic mean of e^Z,
     α = ∞ the worst case. Higher orders weigh the bad tail of Z more."""
@@ -421,7 +429,7 @@ def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0
 # The report figure
 # --------------------------------------------------------------------------------------
 @_styled
-def report_figure(report: Any):
+def report_figure(report: Any) -> Figure:
     """Left: ε of the pipeline through each definition (the best highlighted). Right: the RDP
     curve with its witness order."""
     fig, (ax1, ax2) = _figure(WIDE_FIGSIZE, ncols=2)
@@ -446,7 +454,10 @@ def report_figure(report: Any):
     return fig
 
 
-def figure_for(kind: str, **kwargs: Any):
+def figure_for(kind: str, **kwargs: Any) -> Figure:
     """Dispatch used by the CLI: ``kind`` in report | rdp | profile | plrv | compositions."""
-    return {"report": report_figure, "rdp": rdp_figure, "profile": profile_figure, "plrv": plrv_figure,
-            "compositions": compositions_figure}[kind](**kwargs)
+    figures: dict[str, Callable[..., Figure]] = {
+        "report": report_figure, "rdp": rdp_figure, "profile": profile_figure, "plrv": plrv_figure,
+        "compositions": compositions_figure,
+    }
+    return figures[kind](**kwargs)

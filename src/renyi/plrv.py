@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -406,10 +406,11 @@ class DiscretePrivacyLoss(PrivacyLoss):
         values: the values z_i of Z (log p/q on the support of P), in (−∞, ∞].
         probs: Pr[Z = z_i] under P; entries ≥ 0 summing to 1 (within
             ``NORMALIZATION_TOL``·n).
-        dual_values, dual_probs: the law of Z′ = log q/p under Q. If omitted it is derived
+        dual_values: the values of Z′ = log q/p under Q (with ``dual_probs``). If omitted it is derived
             from the law of Z by change of measure: Z′ = −z_i with probability p_i e^{−z_i},
             plus an atom Z′ = +∞ carrying the rest of Q's mass (Q outside the support of P)
             when that rest exceeds ``NORMALIZATION_TOL``·n (below it is taken as round-off).
+        dual_probs: the probabilities of ``dual_values`` (given together with them).
             Pass the dual explicitly (or use :meth:`from_distributions`) when this matters.
 
     Examples:
@@ -469,6 +470,9 @@ class DiscretePrivacyLoss(PrivacyLoss):
         return cls(z, pa[sp], zd, qa[sq])
 
     def dual(self) -> DiscretePrivacyLoss:
+        """The law of the reverse pair's privacy loss log q/p (values and dual values swapped)."""
+        # __post_init__ always fills the dual law in
+        assert self.dual_values is not None and self.dual_probs is not None
         return DiscretePrivacyLoss(self.dual_values, self.dual_probs, self.values, self.probs)
 
     def log_mgf(self, lam: ArrayLike) -> float | np.ndarray:
@@ -673,10 +677,9 @@ def _pair_divergences(obj: Any, alphas: np.ndarray) -> tuple[np.ndarray, np.ndar
     return fwd, bwd
 
 
-def _check(obj: Any, bound_fn, claim: str, alphas: ArrayLike) -> RDPCheck:
-    if np.ndim(alphas) == 0:
-        alphas = [alphas]
-    a = ORDER.check_array("alphas", alphas).reshape(-1)
+def _check(obj: Any, bound_fn: Callable[[np.ndarray], Any], claim: str, alphas: ArrayLike) -> RDPCheck:
+    given: Any = [alphas] if np.ndim(alphas) == 0 else alphas
+    a = ORDER.check_array("alphas", given).reshape(-1)
     fwd, bwd = _pair_divergences(obj, a)
     bound = np.broadcast_to(np.asarray(bound_fn(a), dtype=np.float64), a.shape)
     div = np.maximum(fwd, bwd)

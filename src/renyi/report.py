@@ -105,7 +105,7 @@ class Share:
     epsilon_alone: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +125,7 @@ class BudgetStatus:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _j(getattr(self, k)) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +192,8 @@ def _j(x: Any) -> Any:
 # --------------------------------------------------------------------------------------
 def total_guarantee(pipeline: Pipeline) -> Guarantee:
     """The library's composition of the whole pipeline (``renyi.compose``)."""
-    return renyi.compose(*pipeline.items())
+    total: Guarantee = renyi.compose(*pipeline.items())
+    return total
 
 
 def rdp_guarantee(pipeline: Pipeline) -> Guarantee:
@@ -263,7 +264,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     entry_rho: list[float | None] = []
     for e, g in zip(entries, gs):
         try:
-            z = _zcdp_of(g)
+            z: Any = _zcdp_of(g)
             entry_rho.append(e.count * z.rho if z.xi == 0.0 else None)
         except ConversionError:
             entry_rho.append(None)
@@ -322,12 +323,12 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     tot = math.fsum(per)
     shares = []
     all_rho = all(r is not None for r in entry_rho) and rho_total
-    for e, g, v, r in zip(entries, gs, per, entry_rho):
+    for e, g, v, rho_e in zip(entries, gs, per, entry_rho):
         alone = _routes.best_epsilon((e.mechanism, e.count), d).value
         shares.append(Share(
             name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
             rdp=v, rdp_share=_share(v, tot, per),
-            rho=r, rho_share=(r / rho_total if all_rho and r is not None else None),
+            rho=rho_e, rho_share=(rho_e / rho_total if all_rho and rho_e is not None and rho_total else None),
             epsilon_alone=alone))
 
     schemes = {e.sampling.scheme for e in entries if e.sampling is not None}

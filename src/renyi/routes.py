@@ -330,6 +330,8 @@ def _classic_epsilon(it: Items, delta: float) -> Conversion:
             raise ConversionError("the (ε, δ) mechanisms' own δ already exceeds the requested δ")
         d = (delta - da) / (1.0 - da)
         curve = curve.curve
+    if not isinstance(curve, RDP):  # pragma: no cover - Items.curve() gives RDP or ApproxRDP
+        raise ConversionError(f"no RDP curve for the classic conversion: {curve!r}")
     return conv.rdp_to_approx_dp_mironov(curve, d)
 
 

@@ -432,7 +432,8 @@ def _inv_e_digit(j: int) -> int:
         nxt = s + term
         lo, hi = (s, nxt) if s < nxt else (nxt, s)
         if math.floor(lo * 2**bits) == math.floor(hi * 2**bits) and abs(term) < Fraction(1, 2**bits):
-            return math.floor(lo * 2**bits) & 0xFFFFFFFF
+            result: int = math.floor(lo * 2**bits) & 0xFFFFFFFF
+            return result
         s = nxt
 
 

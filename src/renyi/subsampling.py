@@ -153,7 +153,7 @@ class SubsampledGaussianRDP(RDP):
         k = check_int("k", k)
         return _sg_curve(self.q, self.sigma, self.steps * k)
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """The smallest ε at δ: [CKS20] Prop. 12 on the exact curve, order optimised (fast path).
 
         The carried zCDP bound ξ + ρα lies above the exact curve at every order, so its
@@ -165,7 +165,7 @@ class SubsampledGaussianRDP(RDP):
         eps, alpha = sg._eps_one(self.q, self.sigma, self.steps, math.log(delta))
         return Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         """The smallest δ at ε: [CKS20] Prop. 12 in log form, order optimised (fast path)."""
         from . import conversions as conv
 
@@ -273,7 +273,8 @@ class PoissonSubsampled(Mechanism):
     def noise_multiplier(self) -> float | None:
         """σ/Δ for a Gaussian base, else None."""
         if _is(self.mechanism, "Gaussian"):
-            return self.mechanism.sigma / self.mechanism.sensitivity  # type: ignore[attr-defined]
+            sigma: float = self.mechanism.sigma / self.mechanism.sensitivity  # type: ignore[attr-defined]
+            return sigma
         return None
 
     @property

@@ -12,6 +12,7 @@ import typer
 
 from . import accuracy as _accuracy
 from . import convert as _convert
+from . import examples as _examples
 from . import ledger as _ledger
 from . import limits as _limits
 from . import mechanism as _mechanism
@@ -25,7 +26,7 @@ app = typer.Typer(
     help=(
         "Rényi DP and zCDP accounting: what is my ε, what noise do I need, what does ρ mean in "
         "(ε, δ)? Every printed ε is a valid upper bound, rounded up.\n\n"
-        "Start with:  renyi report examples/dpsgd.toml"
+        "Start with:  renyi report --example dpsgd   (renyi examples lists them)"
     ),
     no_args_is_help=True,
     rich_markup_mode=None,  # plain click help: rich's help renderer costs ~0.3 s of imports
@@ -42,6 +43,7 @@ app.command(name="calibrate", short_help="Solve for σ, scale, ε, steps or rate
     _mechanism.calibrate)
 app.command(name="convert", short_help="Convert a guarantee between definitions.")(_convert.convert)
 app.add_typer(_plot.app, name="plot", short_help="Figures (PNG/SVG): compositions, RDP, profile, PLRV.")
+app.command(name="examples", short_help="List the shipped example pipelines, or print one.")(_examples.examples)
 app.add_typer(_ledger.app, name="ledger", short_help="Show or export an accountant's ledger.")
 app.command(name="accuracy", short_help="Interval half-width of noisy answers, or the noise for a half-width.")(
     _accuracy.accuracy)

@@ -12,9 +12,12 @@ import math
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:  # pragma: no cover - rich is imported when a console is first needed
+    from rich.console import Console
 
 EXIT_USER = 2  # bad input: pipeline file, parameter out of domain, impossible conversion
 EXIT_FAIL = 1  # could not complete (unwritable output, budget refused, ...)
@@ -91,7 +94,7 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def console(stderr: bool = False):
+def console(stderr: bool = False) -> Console:
     """A rich console on the *current* stdout/stderr (wide when not a terminal)."""
     from rich.console import Console
 

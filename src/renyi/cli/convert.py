@@ -33,7 +33,8 @@ class Target(str, Enum):
 DEFAULT_ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0, math.inf)
 
 
-def _source(src: Source, epsilon, delta, rho, xi, alpha, mu, tau) -> tuple[Any, bool]:
+def _source(src: Source, epsilon: float | None, delta: float | None, rho: float | None, xi: float | None,
+            alpha: float | None, mu: float | None, tau: float | None) -> tuple[Any, bool]:
     """The guarantee, and whether ``--delta`` was consumed as one of its parameters."""
     from renyi.definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxZCDP, PureDP
 

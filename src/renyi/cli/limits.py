@@ -163,10 +163,11 @@ def information(
         val = lim.mutual_information_bound(ZCDP(rho, xi), n, block=block, neighbouring=nb)
         rows = "dependent rows" if block is None else ("independent rows" if block == 1 else
                                                        f"{n // block} independent blocks of {block} rows")
+        bits = val / 0.6931471805599453
         out = {"n": n, "rho": rho, "xi": xi, "block": block, "neighbouring": nb, "rows": rows,
-               "mutual_information_nats": val, "bits": val / 0.6931471805599453}
+               "mutual_information_nats": val, "bits": bits}
         if json_:
             print_json(out)
             return
-        console().print(f"I(X; M(X)) ≤ {fmt_up(val)} nats ({fmt_up(out['bits'])} bits) for n = {n:,}, {rows}",
+        console().print(f"I(X; M(X)) ≤ {fmt_up(val)} nats ({fmt_up(bits)} bits) for n = {n:,}, {rows}",
                         markup=False)

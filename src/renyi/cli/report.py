@@ -7,17 +7,20 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import DelayedProgress, console, print_json, user_errors
+from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
 from ._format import fmt_down, fmt_num, fmt_pct, fmt_up
 
 
 def report(
-    pipeline: Annotated[Path, typer.Argument(help="Pipeline file (TOML, or JSON with the same keys).",
-                                             show_default=False)],
+    pipeline: Annotated[Optional[Path], typer.Argument(help="Pipeline file (TOML, or JSON with the same keys).",
+                                                       show_default=False)] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="FILE",
                                                  help="Also draw the report (PNG or SVG, by suffix).")] = None,
     delta: Annotated[Optional[float], typer.Option(help="Report ε at this δ instead of the file's.")] = None,
+    example: Annotated[Optional[str], typer.Option("--example", metavar="NAME",
+                                                   help="Use a shipped example pipeline instead of a file "
+                                                        "(see `renyi examples`).")] = None,
 ) -> None:
     """Total ε of a pipeline, through every definition, with each mechanism's share.
 
@@ -30,6 +33,8 @@ def report(
 
         renyi report examples/dpsgd.toml
 
+        renyi report --example dpsgd
+
         renyi report examples/census.toml --json
 
         renyi report examples/mixed.toml --plot mixed.png
@@ -38,7 +43,7 @@ def report(
         from renyi.pipeline import load_pipeline
         from renyi.report import compute_report
 
-        p = load_pipeline(pipeline)
+        p = load_pipeline(_pipeline_path(pipeline, example))
         with DelayedProgress("computing report", total=8) as step:
             r = compute_report(p, delta=delta, progress=step)
         if plot is not None:
@@ -53,6 +58,17 @@ def report(
             print_json(out)
         else:
             render_report(r, plot)
+
+
+def _pipeline_path(pipeline: Path | None, example: str | None) -> Path:
+    if (pipeline is None) == (example is None):
+        raise CLIError("give a pipeline file or --example NAME (one of them)", EXIT_USER)
+    if example is not None:
+        from renyi._examples import example_path
+
+        return example_path(example)
+    assert pipeline is not None  # for the type checker: the test above excludes it
+    return pipeline
 
 
 def _alpha(a: Any) -> str:

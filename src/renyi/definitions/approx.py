@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -13,6 +14,11 @@ from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError
 from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .approx_zcdp import ApproxZCDP
+    from .rdp import RDP
+    from .zcdp import ZCDP
 
 __all__ = ["ApproxDP"]
 
@@ -34,7 +40,7 @@ class ApproxDP(Guarantee):
     _epsilon: float
     _delta: float
 
-    definition = "(ε, δ)-DP"  # type: ignore[misc]
+    definition = "(ε, δ)-DP"
 
     def __init__(self, epsilon: float, delta: float) -> None:
         object.__setattr__(self, "_epsilon", NONNEGATIVE.check("epsilon", epsilon))
@@ -43,16 +49,16 @@ class ApproxDP(Guarantee):
     def __repr__(self) -> str:
         return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[ApproxDP], tuple[float, float]]:
         return (ApproxDP, (self._epsilon, self._delta))
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, super(ApproxDP, self).epsilon)
 
     @property
-    def delta(self) -> ParameterValue:  # type: ignore[override]
+    def delta(self) -> ParameterValue:
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, super(ApproxDP, self).delta)
 
@@ -61,7 +67,7 @@ class ApproxDP(Guarantee):
         """(ε, δ)."""
         return self._epsilon, self._delta
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """∞ for δ > 0 (an (ε, δ) guarantee bounds no Rényi divergence); F_ε for δ = 0."""
         a = ORDER.check_array("alpha", alpha)
         if self._delta == 0.0:
@@ -69,18 +75,18 @@ class ApproxDP(Guarantee):
         out = np.full(a.shape, math.inf)
         return float(out) if out.ndim == 0 else out
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """Smallest ε' with (ε', δ')-DP; ∞ when δ' < δ (tilted randomized response, [KOV15])."""
         delta = _check_delta(delta)
         return Conversion(conv.approx_dp_epsilon(self._epsilon, self._delta, delta), None,
                           "(ε, δ)-DP profile (KOV15, k = 1)")
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         epsilon = _check_epsilon(epsilon)
         return Conversion(conv.approx_dp_delta(self._epsilon, self._delta, epsilon), None,
                           "(ε, δ)-DP profile (KOV15, k = 1)")
 
-    def to_rdp(self):
+    def to_rdp(self) -> RDP:
         if self._delta == 0.0:
             return conv.pure_dp_to_rdp(self._epsilon)
         raise ConversionError(
@@ -88,14 +94,14 @@ class ApproxDP(Guarantee):
             "which folds it in as approximate zCDP (BS16 Lemma 37)"
         )
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         if self._delta == 0.0:
             from .zcdp import ZCDP
 
             return ZCDP(conv.pure_dp_to_zcdp(self._epsilon))
         raise ConversionError(f"{self!r} is not zCDP (δ > 0); see to_approx_zcdp()")
 
-    def to_approx_zcdp(self):
+    def to_approx_zcdp(self) -> ApproxZCDP:
         """δ-approximate ε·tanh(ε/2)-zCDP ([BS16] Prop. 13 / Lemma 37, tight pure-DP constant)."""
         from .approx_zcdp import ApproxZCDP
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -12,6 +13,9 @@ from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError
 from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .zcdp import ZCDP
 
 __all__ = ["ApproxZCDP"]
 
@@ -38,7 +42,7 @@ class ApproxZCDP(Guarantee):
     xi: float
     _delta: float
 
-    definition = "approximate zCDP"  # type: ignore[misc]
+    definition = "approximate zCDP"
 
     def __init__(self, rho: float, xi: float = 0.0, delta: float = 0.0) -> None:
         object.__setattr__(self, "rho", NONNEGATIVE.check("rho", rho))
@@ -48,15 +52,15 @@ class ApproxZCDP(Guarantee):
     def __repr__(self) -> str:
         return f"ApproxZCDP(rho={self.rho!r}, xi={self.xi!r}, delta={self._delta!r})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[ApproxZCDP], tuple[float, float, float]]:
         return (ApproxZCDP, (self.rho, self.xi, self._delta))
 
     @property
-    def delta(self) -> ParameterValue:  # type: ignore[override]
+    def delta(self) -> ParameterValue:
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, super(ApproxZCDP, self).delta)
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """ξ + ρα when δ = 0; ∞ otherwise (the δ event bounds no Rényi divergence)."""
         a = ORDER.check_array("alpha", alpha)
         if self._delta == 0.0:
@@ -64,16 +68,16 @@ class ApproxZCDP(Guarantee):
         out = np.full(a.shape, math.inf)
         return float(out) if out.ndim == 0 else out
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""
         return conv.approx_zcdp_to_approx_dp(self.rho, self.xi, self._delta, _check_delta(delta))
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         c = conv.zcdp_delta(self.rho, self.xi, _check_epsilon(epsilon))
         d = self._delta + (1.0 - self._delta) * c.value
         return Conversion(min(1.0, conv.round_up(d)), c.witness, c.method + " (+ δ of approximate zCDP)")
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         if self._delta == 0.0:
             from .zcdp import ZCDP
 

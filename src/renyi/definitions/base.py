@@ -68,6 +68,7 @@ class ParameterValue(float):
     """
 
     __slots__ = ("_method",)
+    _method: Any
 
     def __new__(cls, value: float, method: Any) -> ParameterValue:
         obj = float.__new__(cls, value)
@@ -80,7 +81,7 @@ class ParameterValue(float):
     def __repr__(self) -> str:
         return float.__repr__(self)
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[float], tuple[float]]:
         return (float, (float(self),))
 
 

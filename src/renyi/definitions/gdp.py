@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, check_int
 from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .rdp import RDP
+    from .zcdp import ZCDP
 
 __all__ = ["GDP"]
 
@@ -34,7 +39,7 @@ class GDP(Guarantee):
 
     mu: float
 
-    definition = "GDP"  # type: ignore[misc]
+    definition = "GDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
@@ -44,22 +49,22 @@ class GDP(Guarantee):
         """The equivalent zCDP ρ = μ²/2 (exact for the Gaussian)."""
         return self.mu * self.mu / 2.0
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """αμ²/2 (exact for the Gaussian mechanism)."""
         return conv.zcdp_to_rdp(self.rho, 0.0, ORDER.check_array("alpha", alpha))
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         return conv.gdp_to_approx_dp(self.mu, _check_delta(delta))
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         return Conversion(conv.gdp_delta(self.mu, _check_epsilon(epsilon)), None, "exact Gaussian (BW18 Thm 8 / GDP)")
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         from .zcdp import ZCDP
 
         return ZCDP(self.rho)
 
-    def to_rdp(self):
+    def to_rdp(self) -> RDP:
         return self.to_zcdp().to_rdp()
 
     def compose(self, k: int) -> GDP:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -10,6 +11,9 @@ from numpy.typing import ArrayLike
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, check_int
 from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .zcdp import ZCDP
 
 __all__ = ["MCDP"]
 
@@ -29,29 +33,29 @@ class MCDP(Guarantee):
     mu: float
     tau: float
 
-    definition = "mCDP"  # type: ignore[misc]
+    definition = "mCDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
         object.__setattr__(self, "tau", NONNEGATIVE.check("tau", self.tau))
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""
         xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
         out = np.maximum(0.0, conv.zcdp_to_rdp(rho, xi, ORDER.check_array("alpha", alpha)))
         return float(out) if np.ndim(out) == 0 else out
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         """(max(0, μ − τ²/2), τ²/2)-zCDP ([BS16] Lemma 24); clipping ξ at 0 only loosens it."""
         from .zcdp import ZCDP
 
         xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
         return ZCDP(rho, max(0.0, xi))
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         return self.to_zcdp().best_epsilon(_check_delta(delta))
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         return self.to_zcdp().best_delta(_check_epsilon(epsilon))
 
     def compose(self, k: int) -> MCDP:
@@ -59,6 +63,6 @@ class MCDP(Guarantee):
         k = check_int("k", k)
         return MCDP(k * self.mu, self.tau * k**0.5)
 
-    def group(self, k: int):
+    def group(self, k: int) -> ZCDP:
         """Through zCDP: group privacy of (ξ, ρ)-zCDP ([BS16] Prop. 27)."""
         return self.to_zcdp().group(k)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, check_int
 from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .rdp import RDP
+    from .zcdp import ZCDP
 
 __all__ = ["PureDP"]
 
@@ -29,7 +34,7 @@ class PureDP(Guarantee):
     """
 
     _epsilon: float
-    definition = "pure DP"  # type: ignore[misc]
+    definition = "pure DP"
 
     def __init__(self, epsilon: float) -> None:
         object.__setattr__(self, "_epsilon", NONNEGATIVE.check("epsilon", epsilon))
@@ -37,32 +42,32 @@ class PureDP(Guarantee):
     def __repr__(self) -> str:
         return f"PureDP(epsilon={self._epsilon!r})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[PureDP], tuple[float]]:
         return (PureDP, (self._epsilon,))
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, super(PureDP, self).epsilon)
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """The tight curve F_ε(α) ([BS16] proof of Prop. 19), attained by randomized response."""
         a = ORDER.check_array("alpha", alpha)
         return conv.pure_dp_rdp(self._epsilon, a)
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """ε' = ε + log(1 − δ(1 + e^{−ε})): exact for the worst ε-DP pair (randomized response)."""
         delta = _check_delta(delta)
         return Conversion(conv.pure_dp_epsilon(self._epsilon, delta), math.inf, "pure DP, randomized-response profile")
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         epsilon = _check_epsilon(epsilon)
         return Conversion(conv.pure_dp_delta(self._epsilon, epsilon), math.inf, "pure DP, randomized-response profile")
 
-    def to_rdp(self):
+    def to_rdp(self) -> RDP:
         return conv.pure_dp_to_rdp(self._epsilon)
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         """ρ = ε·tanh(ε/2), the tight constant (≤ the classic ε²/2 of [BS16] Prop. 4)."""
         from .zcdp import ZCDP
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -14,6 +15,9 @@ from .._values import CurveValue
 from .._validation import NONNEGATIVE, NONNEGATIVE_EXTENDED, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError, DomainError
 from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .zcdp import ZCDP
 
 __all__ = ["RDP", "ApproxRDP"]
 
@@ -54,7 +58,7 @@ class RDP(Guarantee):
     orders: tuple[float, ...] = ()
     label: str = field(default="", compare=False)
 
-    definition = "RDP"  # type: ignore[misc]
+    definition = "RDP"
 
     def __post_init__(self) -> None:
         if not callable(self.fn):
@@ -84,7 +88,7 @@ class RDP(Guarantee):
                 out = np.minimum(out, self.zcdp[0] + self.zcdp[1] * a)
         return np.maximum(out, 0.0)
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """ε(α) for α ∈ (1, ∞], vectorized; ∞ where the curve gives no bound."""
         a = ORDER.check_array("alpha", alpha)
         finite = np.isfinite(a)
@@ -98,7 +102,7 @@ class RDP(Guarantee):
         return float(out) if out.ndim == 0 else out
 
     # ----- conversions ------------------------------------------------------------------
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """[CKS20] Prop. 12 with the order optimised continuously; also the zCDP and pure-DP
         bounds the curve carries. See :func:`renyi.conversions.rdp_to_approx_dp`."""
         delta = _check_delta(delta)
@@ -109,7 +113,7 @@ class RDP(Guarantee):
                 best = z
         return best
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         epsilon = _check_epsilon(epsilon)
         best = conv.rdp_delta(self, epsilon)
         if self.zcdp is not None:
@@ -121,7 +125,7 @@ class RDP(Guarantee):
     def to_rdp(self) -> RDP:
         return self
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         """(ξ, ρ) carried by the curve, or ρ = sup ε(α)/α bounded from above (needs ε(∞) < ∞)."""
         from .zcdp import ZCDP
 
@@ -214,7 +218,7 @@ class ApproxRDP(Guarantee):
     curve: RDP
     _delta: float
 
-    definition = "approximate RDP"  # type: ignore[misc]
+    definition = "approximate RDP"
 
     def __init__(self, curve: RDP, delta: float) -> None:
         if not isinstance(curve, RDP):
@@ -226,18 +230,18 @@ class ApproxRDP(Guarantee):
         return f"ApproxRDP({self.curve!r}, delta={self._delta!r})"
 
     @property
-    def delta(self) -> ParameterValue:  # type: ignore[override]
+    def delta(self) -> ParameterValue:
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, super(ApproxRDP, self).delta)
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         if self._delta == 0.0:
             return self.curve.rdp(alpha)
         a = ORDER.check_array("alpha", alpha)
         out = np.full(a.shape, math.inf)
         return float(out) if out.ndim == 0 else out
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""
         delta = _check_delta(delta)
         if delta <= self._delta:
@@ -245,7 +249,7 @@ class ApproxRDP(Guarantee):
         c = self.curve.best_epsilon((delta - self._delta) / (1.0 - self._delta))
         return Conversion(c.value, c.witness, c.method + " (+ δ of approximate RDP)")
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         c = self.curve.best_delta(_check_epsilon(epsilon))
         d = self._delta + (1.0 - self._delta) * c.value
         return Conversion(min(1.0, conv.round_up(d)), c.witness, c.method + " (+ δ of approximate RDP)")

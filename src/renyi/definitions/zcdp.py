@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
@@ -11,6 +12,9 @@ from .. import conversions as conv
 from .._values import CurveValue
 from .._validation import NONNEGATIVE, ORDER, check_int
 from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
+    from .rdp import RDP
 
 __all__ = ["ZCDP"]
 
@@ -33,7 +37,7 @@ class ZCDP(Guarantee):
     rho: float
     xi: float = 0.0
 
-    definition = "zCDP"  # type: ignore[misc]
+    definition = "zCDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rho", NONNEGATIVE.check("rho", self.rho))
@@ -44,21 +48,21 @@ class ZCDP(Guarantee):
             return f"ZCDP(rho={self.rho!r})"
         return f"ZCDP(rho={self.rho!r}, xi={self.xi!r})"
 
-    def rdp(self, alpha: ArrayLike):
+    def rdp(self, alpha: ArrayLike) -> Any:
         """ξ + ρα."""
         return conv.zcdp_to_rdp(self.rho, self.xi, ORDER.check_array("alpha", alpha))
 
-    def best_epsilon(self, delta: float) -> Conversion:  # type: ignore[override]
+    def best_epsilon(self, delta: float) -> Conversion:
         """Best of [CKS20] Cor. 13, [BS16] Lemma 38 and Lemma 21 (see :func:`renyi.conversions.zcdp_to_approx_dp`)."""
         return conv.zcdp_to_approx_dp(self.rho, _check_delta(delta), self.xi)
 
-    def best_delta(self, epsilon: float) -> Conversion:  # type: ignore[override]
+    def best_delta(self, epsilon: float) -> Conversion:
         return conv.zcdp_delta(self.rho, self.xi, _check_epsilon(epsilon))
 
     def to_zcdp(self) -> ZCDP:
         return self
 
-    def to_rdp(self):
+    def to_rdp(self) -> RDP:
         from .rdp import RDP
 
         return RDP(
@@ -87,7 +91,7 @@ class _Linear(CurveValue):
     def __init__(self, xi: float, rho: float) -> None:
         self.xi, self.rho = xi, rho
 
-    def __call__(self, alpha):
+    def __call__(self, alpha: Any) -> Any:
         return self.xi + self.rho * alpha
 
     def __repr__(self) -> str:

@@ -39,7 +39,7 @@ _RELATIONS = {
 }
 
 
-class RenyiAccountant(PrivacyAccountant):  # type: ignore[misc]
+class RenyiAccountant(PrivacyAccountant):
     """A dp-accounting ``PrivacyAccountant`` whose answers come from renyi.
 
     Args:

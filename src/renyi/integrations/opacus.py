@@ -112,7 +112,8 @@ class RenyiAccountant(IAccountant):
         if len(hist) == 1 and hist[0][1] is not None:
             sigma, q, n = hist[0]
             e = dpsgd.epsilon(sigma, q, steps=n, delta=delta)
-            return float(e), e.witness  # type: ignore[union-attr]
+            assert isinstance(e, dpsgd.Answer)  # scalar arguments give one answer, not a sweep
+            return float(e), e.witness
         c = self._composition().best_epsilon(delta)
         return float(c.value), c.witness
 

@@ -4,12 +4,15 @@ privacy and can release a noisy answer."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
 from ..errors import ConversionError, DomainError
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..definitions import RDP, ZCDP, ApproxDP
 
 __all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
 
@@ -95,13 +98,13 @@ class Mechanism(ABC):
     def _delta_at(self, epsilon: float, method: str | None = None) -> float:
         return self.best_delta(epsilon, method).value
 
-    def to_approx_dp(self, delta: float) -> Guarantee:
+    def to_approx_dp(self, delta: float) -> ApproxDP:
         return self.guarantee.to_approx_dp(delta)
 
-    def to_zcdp(self) -> Guarantee:
+    def to_zcdp(self) -> ZCDP:
         return self.guarantee.to_zcdp()
 
-    def to_rdp(self) -> Guarantee:
+    def to_rdp(self) -> RDP:
         return self.guarantee.to_rdp()
 
     def compose(self, k: int) -> Guarantee:

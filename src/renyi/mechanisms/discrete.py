@@ -99,12 +99,14 @@ def _log_theta_ratio(sigma2: float, frac: np.ndarray) -> np.ndarray:
         w = np.exp(-2.0 * math.pi**2 * sigma2 * k * k)
         s = np.sin(math.pi * np.multiply.outer(f, k)) ** 2
         num = 4.0 * np.sum(w * s, axis=-1)
-        return np.log1p(-num / (1.0 + 2.0 * float(np.sum(w))))
+        result: np.ndarray = np.log1p(-num / (1.0 + 2.0 * float(np.sum(w))))
+        return result
     m = int(math.ceil(40 * math.sqrt(sigma2))) + 2
     x = np.arange(-m, m + 2, dtype=np.float64)
     d = np.subtract.outer(f, x)
     out = special.logsumexp(-d * d / (2 * sigma2), axis=-1) - _log_theta0(sigma2)
-    return np.minimum(out, 0.0)
+    clipped: np.ndarray = np.minimum(out, 0.0)
+    return clipped
 
 
 def discrete_gaussian_rdp(sigma2: float, shift: int, alpha: ArrayLike) -> np.ndarray | float:
@@ -170,6 +172,8 @@ def _dg_epsilon(sigma2: float, sensitivity: int, delta: float, upper: float) -> 
 
     def g(e: float) -> float:
         v = discrete_gaussian_delta(sigma2, sensitivity, e)
+        if v is None:  # not computable here: count it as infeasible (the safe side)
+            return math.inf
         return (math.log(v) if v > 0 else -math.inf) - ld
 
     hi = upper
@@ -213,7 +217,8 @@ class _DGCurve(CurveValue):
             return a * self.shifts[0] ** 2 / (2.0 * self.sigma2)
         # The worst shift is |Δ| in every case checked; the max over shifts costs little and
         # makes the curve valid without that assumption (a max of CGFs stays convex).
-        return np.max([np.asarray(discrete_gaussian_rdp(self.sigma2, d, a)) for d in self.shifts], axis=0)
+        result: np.ndarray = np.max([np.asarray(discrete_gaussian_rdp(self.sigma2, d, a)) for d in self.shifts], axis=0)
+        return result
 
     def __repr__(self) -> str:
         return f"DiscreteGaussian(σ²={self.sigma2:g}, Δ={self.shifts[-1]})"
@@ -287,8 +292,10 @@ class DiscreteGaussian(Mechanism):
         return RDP(_DGCurve(s2, self.sensitivity), eps_inf=math.inf, zcdp=(0.0, self.rho), convex=True,
                    label=f"DiscreteGaussian(sigma={self.sigma}, sensitivity={self.sensitivity})")
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε) for scalar queries ([CKS20] Thm 7); the zCDP/RDP bound for vectors."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         if not self.vector:
             d = discrete_gaussian_delta(float(self.sigma2), self.sensitivity, epsilon)
@@ -296,8 +303,10 @@ class DiscreteGaussian(Mechanism):
                 return Conversion(d, None, _GAUSS_PROFILE)
         return self.guarantee.best_delta(epsilon)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) for scalar queries ([CKS20] Thm 7, inverted on the safe side)."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         bound = self.guarantee.best_epsilon(delta)
         if not self.vector:
@@ -423,7 +432,8 @@ class _DLapCurve(CurveValue):
     def __call__(self, alpha: np.ndarray) -> np.ndarray:
         # max over the shifts 1..Δ (the largest shift is the worst in every case checked;
         # the max keeps the curve valid without that assumption)
-        return np.max([loss.rdp(alpha) for loss in self.losses], axis=0)
+        result: np.ndarray = np.max([loss.rdp(alpha) for loss in self.losses], axis=0)
+        return result
 
     def __repr__(self) -> str:
         return self.label
@@ -471,7 +481,7 @@ class DiscreteLaplace(Mechanism):
             raise DomainError(f"sensitivity/scale must be finite; got scale={self.scale!r}", name="scale", value=self.scale)
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """The pure ε = Δ/t; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self.sensitivity / float(self.scale), self._epsilon_at)
 
@@ -486,8 +496,10 @@ class DiscreteLaplace(Mechanism):
                    zcdp=(0.0, conv.pure_dp_to_zcdp(eps)), convex=True,
                    label=f"DiscreteLaplace(scale={self.scale}, sensitivity={self.sensitivity})")
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε′) of the worst scalar pair (max over shifts ≤ Δ); the pure-DP profile for vectors."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         if self.vector or self.sensitivity > _MAX_SHIFT:
             return Conversion(conv.pure_dp_delta(float(self.epsilon), epsilon), None,
@@ -496,13 +508,17 @@ class DiscreteLaplace(Mechanism):
         d = max(_DLapLoss(u, s).delta(epsilon) for s in range(1, self.sensitivity + 1))
         return Conversion(min(1.0, conv.round_up(d)), None, _DLAP_PROFILE)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) of the worst scalar pair (bracketed root, safe side)."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         eps = float(self.epsilon)
         if self.vector or self.sensitivity > _MAX_SHIFT:
             return Conversion(conv.pure_dp_epsilon(eps, delta), None, "pure DP, randomized-response profile")
-        g = lambda e: self.best_delta(e).value - delta  # noqa: E731  (decreasing in e)
+        def g(e: float) -> float:  # decreasing in e
+            return self.best_delta(e).value - delta
+
         if g(0.0) <= 0.0:
             return Conversion(0.0, None, _DLAP_PROFILE)
         hi = eps  # δ(ε) = 0 at ε = Δ/t

@@ -141,11 +141,11 @@ class ExponentialMechanism(Mechanism):
         return (f"ExponentialMechanism(epsilon={self._epsilon!r}, sensitivity={self.sensitivity!r}, "
                 f"monotone={self.monotone!r}, neighbouring={self.neighbouring!r})")
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[ExponentialMechanism], tuple[float, float, bool, str]]:
         return (ExponentialMechanism, (self._epsilon, self.sensitivity, self.monotone, self.neighbouring))
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 

@@ -76,4 +76,5 @@ class Gaussian(Mechanism):
 def _normal(rng: Any, size: Any) -> np.ndarray:
     from ..samplers import normal
 
-    return normal(rng, size)
+    result: np.ndarray = normal(rng, size)
+    return result

@@ -124,7 +124,7 @@ class Laplace(Mechanism):
         return cls(b, sens, neighbouring)
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """The pure ε = Δ/b; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self.sensitivity / self.scale, self._epsilon_at)
 
@@ -145,13 +145,17 @@ class Laplace(Mechanism):
         )
 
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """The exact smallest ε at ``delta`` ∈ (0, 1): max(0, ε + 2·log(1 − δ))."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         return Conversion(laplace_epsilon(self.sensitivity / self.scale, delta), None, _PROFILE)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """The exact smallest δ at ``epsilon`` ≥ 0: max(0, 1 − e^{(ε′−ε)/2})."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return Conversion(laplace_delta(self.sensitivity / self.scale, epsilon), None, _PROFILE)
 

@@ -74,12 +74,12 @@ class ProposeTestRelease(Mechanism):
                 f"neighbouring={self.neighbouring!r})")
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 
     @property
-    def delta(self) -> ParameterValue:  # type: ignore[override]
+    def delta(self) -> ParameterValue:
         """δ; also callable as the protocol method ``delta(epsilon)``."""
         return ParameterValue(self._delta, self._delta_at)
 
@@ -94,10 +94,14 @@ class ProposeTestRelease(Mechanism):
     def guarantee(self) -> ApproxDP:
         return ApproxDP(self._epsilon, self._delta)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         return self.guarantee.best_epsilon(delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         return self.guarantee.best_delta(epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:

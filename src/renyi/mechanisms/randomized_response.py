@@ -123,7 +123,7 @@ class RandomizedResponse(Mechanism):
     def __repr__(self) -> str:
         return f"RandomizedResponse(epsilon={self._epsilon!r}, k={self.k})"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[RandomizedResponse], tuple[float, int]]:
         return (RandomizedResponse, (self._epsilon, self.k))
 
     @classmethod
@@ -137,7 +137,7 @@ class RandomizedResponse(Mechanism):
         return cls(max(0.0, conv.round_up(eps)), k)
 
     @property
-    def epsilon(self) -> ParameterValue:  # type: ignore[override]
+    def epsilon(self) -> ParameterValue:
         """ε; also callable as the protocol method ``epsilon(delta)``."""
         return ParameterValue(self._epsilon, self._epsilon_at)
 
@@ -170,8 +170,10 @@ class RandomizedResponse(Mechanism):
                    label=f"RandomizedResponse(epsilon={eps:g}, k={k})")
 
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """Exact δ(ε′) = (e^ε − e^{ε′})₊/(e^ε + k − 1) = −expm1(ε′ − ε)/(1 + (k−1)e^{−ε})."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_delta(epsilon, method)
         e1 = NONNEGATIVE.check("epsilon", epsilon)
         eps = self._epsilon
         if e1 >= eps:
@@ -179,8 +181,10 @@ class RandomizedResponse(Mechanism):
         d = -math.expm1(e1 - eps) / (1.0 + (self.k - 1) * math.exp(-eps))
         return Conversion(min(1.0, conv.round_up(d)), None, _PROFILE)
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
         """Exact ε(δ) = max(0, ε + log(1 − δ(1 + (k−1)e^{−ε})))."""
+        if method not in (None, "native"):  # one named route: ask the routes
+            return super().best_epsilon(delta, method)
         delta = PROBABILITY_OPEN.check("delta", delta)
         eps = self._epsilon
         y = delta * (1.0 + (self.k - 1) * math.exp(-eps))
@@ -193,7 +197,8 @@ class RandomizedResponse(Mechanism):
         # n/2**53 ≤ the nominal truth probability, rounded *down* by a margin of 4 units
         # (the float computation is accurate to a few ulps), so the realised ε is below ε.
         n = math.floor(self.truth_probability * 2**_BITS) - 4
-        return max(n, math.ceil(2**_BITS / self.k))
+        result: int = max(n, math.ceil(2**_BITS / self.k))
+        return result
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """Randomize categorical values in {0, …, k−1} (bools allowed for k = 2).

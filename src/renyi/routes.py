@@ -7,26 +7,16 @@ valid bound, so the minimum over the routes that apply is one too; that minimum 
 ``.epsilon(delta)`` / ``.delta(epsilon)`` of any mechanism or composition returns, and what the
 report, the accountant, calibration and the CLI show.
 
-========== ============================================================= ================
-name       what it does                                                  fully adaptive
-========== ============================================================= ================
-exact      Gaussian mechanisms only: μ² adds, exact conversion            yes ([ST22])
-           ([DRS19]; [BW18] Thm 8). The true ε; when it applies no other
-           route can be smaller.
-pld        numerical privacy loss distributions (:mod:`renyi.pld`):        no
-           pessimistic discretisation gives the certified upper bound,
-           optimistic the ``lower`` end of a bracket [lower, upper].
-rdp        RDP curves add ([Mir17] Prop. 1), converted by [CKS20]          yes ([FZ21])
-           Prop. 12 with the order optimised.
-zcdp       (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion.              yes ([FZ21])
-direct     the composed guarantee's (or a single mechanism's) own         no
-           conversion: exact profiles of one Laplace / randomized-
-           response run, pure and (ε, δ)-DP profiles.
-rdp_classic the same RDP curve through [Mir17] Prop. 3 (for comparison).  yes ([FZ21])
-advanced   (ε, δ)-DP advanced composition ([DRV10] Thm III.3) per          no
-           mechanism, summed.
-basic      (ε, δ)-DP basic composition ([DR14] Thm 3.16): ε's add.         yes ([RRUV16])
-========== ============================================================= ================
+| name | what it does | fully adaptive |
+|---|---|---|
+| `exact` | Gaussian mechanisms only: μ² adds, exact conversion ([DRS19]; [BW18] Thm 8). The true ε: when it applies no other route can be smaller. | yes ([ST22]) |
+| `pld` | numerical privacy loss distributions (`renyi.pld`): pessimistic discretisation gives the certified upper bound, optimistic the `lower` end of a bracket [lower, upper]. | no |
+| `rdp` | RDP curves add ([Mir17] Prop. 1), converted by [CKS20] Prop. 12 with the order optimised. | yes ([FZ21]) |
+| `zcdp` | (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion. | yes ([FZ21]) |
+| `direct` | the composed guarantee's (or a single mechanism's) own conversion: exact profiles of one Laplace / randomized-response run, pure and (ε, δ)-DP profiles. | no |
+| `rdp_classic` | the same RDP curve through [Mir17] Prop. 3 (for comparison). | yes ([FZ21]) |
+| `advanced` | (ε, δ)-DP advanced composition ([DRV10] Thm III.3) per mechanism, summed. | no |
+| `basic` | (ε, δ)-DP basic composition ([DR14] Thm 3.16): ε's add. | yes ([RRUV16]) |
 
 "Fully adaptive" means: still valid when each mechanism *and its privacy parameters* are
 chosen from earlier outputs, through a privacy filter of the route's definition (the
@@ -156,14 +146,14 @@ def _as_curve(g: Guarantee) -> Guarantee:
         curve: RDP = conv.pure_dp_to_rdp(float(g.epsilon))
         return curve if float(g.delta) == 0.0 else ApproxRDP(curve, float(g.delta))
     if isinstance(g, ApproxZCDP):
-        zc: RDP = ZCDP(g.rho, g.xi).to_rdp()  # type: ignore[no-untyped-call]
+        zc: RDP = ZCDP(g.rho, g.xi).to_rdp()
         return ApproxRDP(zc, float(g.delta))
     return g.to_rdp()
 
 
 def _zcdp_of(g: Guarantee) -> Guarantee:
     if isinstance(g, ApproxDP) and float(g.delta) > 0:
-        z: Guarantee = g.to_approx_zcdp()  # type: ignore[no-untyped-call]
+        z: Guarantee = g.to_approx_zcdp()
         return z
     if isinstance(g, ApproxZCDP):
         return g

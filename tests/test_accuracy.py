@@ -261,3 +261,182 @@ def test_module_is_reachable_from_the_package():
     import renyi
 
     assert renyi.accuracy.half_width is half_width
+
+
+def test_report_shows_each_mechanisms_95_percent_half_width():
+    """`renyi report`: each mechanism's 95 % half-width (of one answer) beside its share."""
+    from pathlib import Path
+
+    from renyi.pipeline import load_pipeline
+    from renyi.report import compute_report
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    r = compute_report(load_pipeline(examples / "census.toml"))
+    for s, e in zip(r.shares, load_pipeline(examples / "census.toml").entries):
+        m = e.mechanism
+        base = getattr(m, "mechanism", m)
+        if isinstance(base, (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace)):
+            assert s.half_width_95 == half_width(base, 0.95)
+        else:
+            assert s.half_width_95 is None
+        assert "half_width_95" in s.to_dict()
+    assert any(s.half_width_95 is not None for s in r.shares)
+
+
+# --------------------------------------------------------------------------- randomized response
+def _rr_coverage_exact(mech, n, pi, cover):
+    """P[all intervals cover π] summed exactly over every possible count vector (multinomial)."""
+    from itertools import product
+
+    from scipy import stats
+
+    from renyi.accuracy import rr_estimate
+
+    k = mech.k
+    p = mech._keep_numerator / 2.0**53
+    q = (1 - p) / (k - 1)
+    theta = [q + (p - q) * x for x in pi]
+    total = 0.0
+    for c in product(range(n + 1), repeat=k - 1):
+        if sum(c) > n:
+            continue
+        counts = [*c, n - sum(c)]
+        r = rr_estimate(counts, mech, cover)
+        if all(lo <= x <= hi for lo, x, hi in zip(r.lower, pi, r.upper)):
+            total += stats.multinomial.pmf(counts, n, theta)
+    return total
+
+
+@pytest.mark.parametrize("k,eps,n,pi", [(2, 1.0, 30, (0.7, 0.3)), (3, 2.0, 25, (0.5, 0.3, 0.2))])
+def test_rr_interval_coverage_by_simulation(k, eps, n, pi):
+    """10⁵ seeded surveys through RandomizedResponse.release: the intervals cover all true
+    frequencies at the exact rate (± 5 s.e.), which is at least 95 %."""
+    from renyi.accuracy import rr_estimate
+
+    mech = RandomizedResponse(eps, k=k)
+    g = np.random.default_rng(99)
+    reps = 100_000
+    # each survey asks n individuals drawn independently from a population with frequencies π
+    truth = g.choice(k, size=(reps, n), p=pi)
+    out = mech.release(truth, rng=g)
+    counts = np.stack([np.sum(out == j, axis=1) for j in range(k)], axis=1)
+    rows, inv = np.unique(counts, axis=0, return_inverse=True)
+    covered = np.array([all(lo <= x <= hi for lo, x, hi in zip(r.lower, pi, r.upper))
+                        for r in (rr_estimate(list(row), mech) for row in rows)])
+    hits = int(np.sum(covered[inv.reshape(-1)]))
+    pis = pi
+    exact = _rr_coverage_exact(mech, n, list(pis), 0.95)
+    assert exact >= 0.95
+    se = math.sqrt(exact * (1 - exact) / reps)
+    assert abs(hits / reps - exact) <= 5 * se
+
+
+def test_rr_estimate_is_unbiased():
+    """E[π̂] = π exactly: Σ_c P(c)·π̂(c) over the binomial distribution of the counts."""
+    from scipy import stats
+
+    from renyi.accuracy import rr_estimate
+
+    mech = RandomizedResponse(0.7)
+    n, pi1 = 40, 0.25
+    p = mech._keep_numerator / 2.0**53
+    theta = (1 - p) + (2 * p - 1) * pi1
+    mean = sum(stats.binom.pmf(c, n, theta) * rr_estimate([n - c, c], mech).estimate[1] for c in range(n + 1))
+    assert mean == pytest.approx(pi1, abs=1e-12)
+
+
+@pytest.mark.parametrize("counts,word", [([1, 2, 3], "counts"), ([-1, 3], "counts"), ([0, 0], "counts"),
+                                         ([1.5, 2], "counts")])
+def test_rr_estimate_bad_counts(counts, word):
+    from renyi.accuracy import rr_estimate
+
+    with pytest.raises(DomainError, match=word):
+        rr_estimate(counts, RandomizedResponse(1.0))
+
+
+def test_rr_estimate_refuses_zero_epsilon_and_other_mechanisms():
+    from renyi.accuracy import rr_estimate
+
+    with pytest.raises(DomainError, match="epsilon"):
+        rr_estimate([3, 4], RandomizedResponse(0.0))
+    with pytest.raises(DomainError, match="mechanism"):
+        rr_estimate([3, 4], Gaussian(1.0))
+
+
+# --------------------------------------------------------------------------- budget allocation
+from renyi import PureDP, ZCDP  # noqa: E402
+from renyi.accuracy import Query, allocate  # noqa: E402
+
+QUERIES = [Query("counts", 1.0, 3000, 1.0, 500.0), Query("sums", 100.0, 3000, 2.0, 2e5),
+           Query("total", 1.0, 1, 0.5, 1e5), Query("marginals", 3.0, 40, 1.0, 800.0)]
+
+
+def _unit_half_widths(kind, coverage=0.95):
+    """Half-widths of unit noise over each query's cells, from mpmath (computed once)."""
+    out = []
+    for q in QUERIES:
+        with mp.workdps(30):
+            cell = 1 - mp.mpf(coverage) ** (mp.mpf(1) / q.cells)
+            out.append(float(mp.sqrt(2) * mp.erfinv(1 - cell)) if kind == "gaussian" else float(-mp.log(cell)))
+    return out
+
+
+UNIT = {"gaussian": _unit_half_widths("gaussian"), "laplace": _unit_half_widths("laplace")}
+
+
+def _loss(kind, loss, parts):
+    """The loss of a split, recomputed from the definitions (not through allocate)."""
+    out = []
+    for q, b, u in zip(QUERIES, parts, UNIT[kind]):
+        noise = q.sensitivity / math.sqrt(2 * b) if kind == "gaussian" else q.sensitivity / b
+        var = noise**2 if kind == "gaussian" else 2 * noise**2
+        out.append((q, var, noise * u))
+    if loss == "variance":
+        return sum(q.weight * q.cells * v for q, v, _ in out)
+    return max(q.weight * lam / q.magnitude for q, _, lam in out)
+
+
+@pytest.mark.parametrize("budget,kind", [(ZCDP(1.0), "gaussian"), (PureDP(2.0), "laplace")])
+@pytest.mark.parametrize("loss", ["variance", "max_relative"])
+def test_allocation_is_optimal_against_perturbed_splits(budget, kind, loss):
+    """No random re-split of the same total does better than the allocation."""
+    a = allocate(budget, QUERIES, loss=loss)
+    total = a.total
+    parts = np.array([q.budget for q in a.queries])
+    assert math.fsum(parts) <= total
+    best = _loss(kind, loss, parts)
+    assert a.loss_value == pytest.approx(best, rel=1e-9)
+    g = np.random.default_rng(1)
+    for _ in range(200):
+        other = parts * np.exp(g.normal(0, 0.2, parts.size))
+        other *= total / other.sum()
+        assert _loss(kind, loss, other) >= best * (1 - 1e-9)
+
+
+def test_allocation_by_weights_and_spend_within_shares():
+    """Weights split proportionally; every query's noise spends no more than its share."""
+    a = allocate(ZCDP(0.5), QUERIES, loss="weights")
+    w = [q.weight for q in QUERIES]
+    for q, qa, wi in zip(QUERIES, a.queries, w):
+        assert qa.share == pytest.approx(wi / sum(w), rel=1e-12)
+        assert Gaussian(qa.noise, q.sensitivity).rho <= qa.budget
+        assert qa.half_width == half_width(Gaussian(qa.noise), 0.95, q.cells)
+    assert math.fsum(q.budget for q in a.queries) <= 0.5
+    b = allocate(PureDP(1.0), [dict(name="x", sensitivity=2.0)])
+    assert b.queries[0].noise >= 2.0 and Laplace(b.queries[0].noise, 2.0).epsilon <= 1.0
+
+
+@pytest.mark.parametrize("args,kwargs,word", [
+    ((1.0, []), {}, "queries"), ((0.0, QUERIES), {}, "rho"), ((1.0, QUERIES), {"loss": "l2"}, "loss"),
+    ((ZCDP(1.0, xi=0.1), QUERIES), {}, "xi"), ((1.0, QUERIES), {"coverage": 1.0}, "coverage"),
+])
+def test_allocation_bad_input(args, kwargs, word):
+    with pytest.raises(DomainError, match=word):
+        allocate(*args, **kwargs)
+
+
+def test_query_bad_input():
+    with pytest.raises(DomainError, match="weight"):
+        Query("q", weight=0.0)
+    with pytest.raises(DomainError, match="cells"):
+        Query("q", cells=0)

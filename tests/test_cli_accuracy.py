@@ -93,3 +93,25 @@ def test_limits_marginals_and_information():
     assert json.loads(res.stdout)["n_min"] == marginals_min_n(100, 0.5, 0.05)
     res = run("limits", "information", "--n", "10", "--rho", "0.5", "--block", "1", "--json")
     assert json.loads(res.stdout)["mutual_information_nats"] == pytest.approx(5.0)
+
+
+def test_allocate_json_is_the_library():
+    from renyi.accuracy import Query, allocate
+
+    res = run("allocate", "--rho", "1", "--loss", "max-relative", "--query", "counts:cells=3000,magnitude=500",
+              "--query", "sums:sensitivity=100,cells=3000,magnitude=2e5", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    lib = allocate(ZCDP(1.0), [Query("counts", cells=3000, magnitude=500.0),
+                               Query("sums", sensitivity=100.0, cells=3000, magnitude=2e5)], loss="max_relative")
+    assert out == json.loads(json.dumps(lib.to_dict()))
+
+
+def test_allocate_human_output_and_errors():
+    res = run("allocate", "--epsilon", "1", "--loss", "variance", "--query", "a", "--query", "b:sensitivity=2")
+    assert res.exit_code == 0 and "laplace noise" in res.stdout and "loss =" in res.stdout
+    for args, word in [(("--rho", "1", "--query", "x:foo=1"), "key=value"),
+                       (("--rho", "1", "--epsilon", "1", "--query", "x"), "exactly one"),
+                       (("--rho", "0", "--query", "x"), "rho")]:
+        res = run("allocate", *args)
+        assert res.exit_code == 2 and word in res.stderr

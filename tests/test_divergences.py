@@ -476,7 +476,7 @@ def test_scalar_and_array_orders():
         ([0.5, 0.5], [0.5, 0.5], -1.0, "alpha"),
         ([0.5, 0.5], [0.5, 0.5], np.nan, "alpha"),
         ([0.5, 0.5], [0.5, 0.5], [2.0, -0.5], "alpha"),
-        ([], [], 2.0, "sum to 1"),
+        ([], [], 2.0, "at least one value"),
     ],
 )
 def test_bad_input_raises_domain_error(p, q, alpha, word):

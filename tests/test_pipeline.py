@@ -89,9 +89,9 @@ def test_any_valid_gaussian_round_trips(sigma, count):
 
 
 def test_census_example_parses():
-    """examples/census.toml: 5000 Gaussian counts under a ρ budget."""
+    """examples/census.toml: two vector releases of disjoint cells (3000 + 2000) under a ρ budget."""
     p = load_pipeline(EXAMPLES / "census.toml")
-    assert sum(e.count for e in p.entries) == 5000
+    assert [(e.count, e.cells, e.disjoint) for e in p.entries] == [(1, 3000, True), (1, 2000, True)]
     assert p.budget == Budget(rho=0.5)
 
 

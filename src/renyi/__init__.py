@@ -72,8 +72,10 @@ _EXPORTS: dict[str, str] = {
 
 #: public submodules, imported on first access (``renyi.accuracy.half_width``)
 _SUBMODULES = frozenset({"accuracy", "dpsgd", "limits"})
+#: ``renyi.release`` is a callable package: ``renyi.release(spec)`` runs a release
+_SUBMODULES = _SUBMODULES | {"release"}
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", *_EXPORTS, "release"]
 
 
 def __getattr__(name: str) -> _Any:

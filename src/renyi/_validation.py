@@ -96,20 +96,42 @@ def check_real(name: str, value: Any) -> float:
             value = value.item()
         else:
             raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # a Python int beyond the range of a double
+        raise DomainError(f"{name} must be a number within the range of a double (|x| < 1.8e308); got an "
+                          f"integer of {len(str(abs(int(value))))} digits", name=name, value=value) from None
     if math.isnan(x):
         raise DomainError(f"{name} must be a number, not NaN", name=name, value=value)
     return x
 
 
 def check_array(name: str, value: Any) -> np.ndarray:
-    """Return ``value`` as a float64 array; non-numeric input is a ``TypeError``."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be real; got bool")
+    """Return ``value`` as a non-empty float64 array; non-numeric input is a ``TypeError``.
+
+    Strings, booleans and complex numbers are not real numbers here even where numpy would
+    convert them; an empty array is a ``DomainError`` (there is no order to evaluate).
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"{name} must be real numbers; got {type(value).__name__} {value!r}")
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{name} must be real numbers; got {type(value).__name__}") from None
+    if raw.dtype.kind not in "fiu" and not (raw.dtype.kind == "O" and raw.size and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in raw.flat)):
+        raise TypeError(f"{name} must be real numbers; got an array of {raw.dtype}")
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        arr = np.asarray(raw, dtype=np.float64)
+    except OverflowError:
+        raise DomainError(f"{name} must be numbers within the range of a double (|x| < 1.8e308)",
+                          name=name, value=value) from None
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be real numbers; got {type(value).__name__}") from None
+    if arr.size == 0:
+        raise DomainError(f"{name} must contain at least one value; got an empty array", name=name, value=value)
     return arr
 
 
@@ -132,7 +154,14 @@ def check_int(name: str, value: Any, minimum: int = 1) -> int:
         raise DomainError(
             f"{name} must be an integer in [{minimum}, inf); got {value!r}", name=name, value=value
         )
+    if k > MAX_INT:
+        # Counts multiply privacy parameters as doubles; beyond 2^53 they are not exact.
+        raise DomainError(f"{name} must be an integer in [{minimum}, 2^53]; got {value!r}", name=name, value=value)
     return k
+
+
+#: Largest count accepted by :func:`check_int` (2^53: every integer up to it is an exact double).
+MAX_INT = 2**53
 
 
 POSITIVE = Interval(0.0, math.inf)

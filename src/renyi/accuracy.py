@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,13 @@ __all__ = [
     "half_width",
     "noise_for",
     "failure_probability",
+    "RREstimate",
+    "rr_estimate",
+    "LOSSES",
+    "Query",
+    "QueryAccuracy",
+    "Allocation",
+    "allocate",
 ]
 
 #: Noise kinds :func:`noise_for` can solve for (the parameter is σ or the scale).
@@ -423,3 +431,277 @@ def noise_for(
         raise DomainError(f"no finite noise meets half_width={half_width!r} at this coverage", name="half_width",
                           value=half_width)
     return out
+
+
+# --------------------------------------------------------------------------- randomized response
+@dataclass(frozen=True, slots=True)
+class RREstimate:
+    """Unbiased category frequencies from randomized-response counts, with confidence intervals.
+
+    Attributes:
+        estimate: π̂_j = (c_j/n − q)/(p − q) for each category: unbiased, so it may fall outside
+            [0, 1] (clip it for display, not for averaging).
+        lower, upper: simultaneous intervals for the true frequencies π_j, within [0, 1].
+        n: the number of responses.
+        coverage: the simultaneous coverage the intervals were built for (they cover at least
+            this rate).
+    """
+
+    estimate: tuple[float, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    n: int
+    coverage: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": list(self.estimate), "lower": list(self.lower), "upper": list(self.upper),
+                "n": self.n, "coverage": self.coverage}
+
+
+def rr_estimate(counts: Any, mechanism: Any, coverage: float = 0.95, *, beta: float | None = None) -> RREstimate:
+    """Estimate true category frequencies from the counts of randomized responses.
+
+    The n respondents are taken as drawn independently from a population with category
+    frequencies π (the intervals are for π). With truth probability p and every other category
+    reported with q = (1 − p)/(k − 1), a response equals category j with probability
+    θ_j = q + (p − q)π_j, so the count c_j is Binomial(n, θ_j) and π̂_j = (c_j/n − q)/(p − q)
+    is unbiased (also for the frequencies of a fixed group of n people, by linearity). The interval for θ_j is the
+    Clopper–Pearson interval (Clopper & Pearson 1934), which covers at least its nominal rate
+    for every θ_j; it maps to π_j through the same affine map and is clipped to [0, 1] (π_j lies
+    there, so clipping loses no coverage). For k > 2 categories the k intervals are made
+    simultaneous by the union bound (β/k each; the counts are multinomial, not independent);
+    for k = 2 one interval determines the other (π_0 = 1 − π_1), so no correction is needed.
+
+    p is the truth probability the mechanism actually uses when it releases
+    (``RandomizedResponse`` rounds the nominal e^ε/(e^ε + k − 1) down to a multiple of 2⁻⁵³).
+
+    Args:
+        counts: the k observed counts c_0..c_{k−1} (non-negative integers, n = Σ c_j ≥ 1).
+        mechanism: the ``RandomizedResponse`` that produced the responses (ε > 0).
+        coverage: simultaneous coverage 1 − β ∈ (0, 1).
+        beta: β ∈ (0, 1) instead of ``coverage``.
+
+    Returns:
+        An :class:`RREstimate`; its intervals cover the true frequencies simultaneously with
+        probability at least ``coverage``.
+
+    Raises:
+        DomainError: counts of the wrong length, negative or all zero; ε = 0 (the responses
+            carry no information); coverage or β outside (0, 1).
+
+    Examples:
+        >>> from renyi import RandomizedResponse
+        >>> r = rr_estimate([300, 700], RandomizedResponse(math.log(3)))   # p = 3/4
+        >>> [round(x, 6) for x in r.estimate]
+        [0.1, 0.9]
+        >>> r.lower[1] < 0.9 < r.upper[1]
+        True
+    """
+    from .mechanisms import RandomizedResponse
+
+    if not isinstance(mechanism, RandomizedResponse):
+        raise DomainError(f"mechanism must be a RandomizedResponse; got {type(mechanism).__name__}",
+                          name="mechanism", value=mechanism)
+    k = mechanism.k
+    c = np.asarray(counts)
+    if c.shape != (k,) or c.dtype.kind not in "iuf" or np.any(c < 0) or np.any(c != np.floor(c)):
+        raise DomainError(f"counts must be {k} non-negative integers (one per category); got {counts!r}",
+                          name="counts", value=counts)
+    c = c.astype(np.int64)
+    n = int(c.sum())
+    if n < 1:
+        raise DomainError("counts must contain at least one response; got all zeros", name="counts", value=counts)
+    log_beta = _log_beta(coverage, beta)
+    if float(mechanism.epsilon) == 0.0:
+        raise DomainError("mechanism.epsilon must be in (0, inf) to estimate anything; got 0 (pure noise)",
+                          name="epsilon", value=0.0)
+    p = mechanism._keep_numerator / 2.0**53  # the probability release() really uses
+    q = (1.0 - p) / (k - 1)
+    cells = 1 if k == 2 else k
+    a = math.exp(log_beta) / cells * (1.0 - _MARGIN)  # β per interval (union bound for k > 2)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(c > 0, special.betaincinv(c, n - c + 1, a / 2.0), 0.0)
+        # the upper quantile as 1 − (lower quantile of the mirrored Beta): no 1 − a/2 round-off
+        hi = np.where(c < n, 1.0 - special.betaincinv(n - c, c + 1, a / 2.0), 1.0)
+    est = (c / n - q) / (p - q)
+    low = np.clip((lo - q) / (p - q), 0.0, 1.0)
+    up = np.clip((hi - q) / (p - q), 0.0, 1.0)
+    cov = -math.expm1(log_beta) if beta is None else 1.0 - beta
+    return RREstimate(tuple(map(float, est)), tuple(map(float, low)), tuple(map(float, up)), n, cov)
+
+
+# --------------------------------------------------------------------------- budget allocation
+#: Losses :func:`allocate` can minimise.
+LOSSES = ("weights", "variance", "max_relative")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One query sharing a budget.
+
+    Args:
+        name: a label.
+        sensitivity: Δ ∈ (0, ∞): ℓ₂ for Gaussian noise (a ``ZCDP`` budget), ℓ₁ for Laplace noise
+            (a ``PureDP`` budget), over all of the query's cells.
+        cells: the number of answers T ≥ 1 the query releases (its interval is simultaneous).
+        weight: w ∈ (0, ∞): the query's importance in the loss (its share under ``"weights"``).
+        magnitude: m ∈ (0, ∞): a typical answer, so that λ/m is a relative error.
+    """
+
+    name: str
+    sensitivity: float = 1.0
+    cells: int = 1
+    weight: float = 1.0
+    magnitude: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sensitivity", POSITIVE.check("sensitivity", self.sensitivity))
+        object.__setattr__(self, "cells", check_int("cells", self.cells, minimum=1))
+        object.__setattr__(self, "weight", POSITIVE.check("weight", self.weight))
+        object.__setattr__(self, "magnitude", POSITIVE.check("magnitude", self.magnitude))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAccuracy:
+    """What one query gets from a split: its budget, its noise, and its accuracy.
+
+    Attributes:
+        name: the query's label.
+        budget: its ρ (Gaussian) or ε (Laplace); the budgets sum to at most the total.
+        share: budget / total.
+        noise: σ (Gaussian) or the scale b (Laplace).
+        half_width: the simultaneous interval half-width over its cells at the coverage asked.
+        relative_half_width: half_width / magnitude.
+        variance: the noise variance of one answer (σ² or 2b²).
+    """
+
+    name: str
+    budget: float
+    share: float
+    noise: float
+    half_width: float
+    relative_half_width: float
+    variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """A split of a budget over queries (see :func:`allocate`).
+
+    ``loss_value`` is the loss attained: Σ w·T·Var for ``"variance"``, max w·λ/m for
+    ``"max_relative"``, and Σ w·λ/m (for information) for ``"weights"``.
+    """
+
+    total: float
+    unit: str
+    kind: str
+    loss: str
+    loss_value: float
+    coverage: float
+    queries: tuple[QueryAccuracy, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "unit": self.unit, "kind": self.kind, "loss": self.loss,
+                "loss_value": self.loss_value, "coverage": self.coverage,
+                "queries": [q.to_dict() for q in self.queries]}
+
+
+def _loss_value(loss: str, queries: tuple[Query, ...], acc: list[QueryAccuracy]) -> float:
+    if loss == "variance":
+        return math.fsum(q.weight * q.cells * a.variance for q, a in zip(queries, acc))
+    if loss == "max_relative":
+        return max(q.weight * a.relative_half_width for q, a in zip(queries, acc))
+    return math.fsum(q.weight * a.relative_half_width for q, a in zip(queries, acc))
+
+
+def allocate(budget: Any, queries: Any, *, loss: str = "weights", coverage: float = 0.95) -> Allocation:
+    """Split a privacy budget over queries to minimise a declared loss.
+
+    A ``ZCDP(ρ)`` budget (or a float ρ) is spent on Gaussian noise, σ_i = Δ_i/√(2ρ_i) with
+    Σρ_i = ρ (zCDP composes by adding ρ: Bun & Steinke 2016, Lemma 7); a ``PureDP(ε)`` budget on
+    Laplace noise, b_i = Δ_i/ε_i with Σε_i = ε. The losses, and the split that minimises each
+    (Lagrange conditions of a convex problem in the shares):
+
+    * ``"weights"``: no optimisation; share_i = w_i/Σw (the simple case).
+    * ``"variance"``: Σ_i w_i·T_i·Var_i. Gaussian: Var_i = Δ_i²/(2ρ_i), so ρ_i ∝ Δ_i·√(w_i T_i);
+      Laplace: Var_i = 2Δ_i²/ε_i², so ε_i ∝ (w_i T_i Δ_i²)^{1/3}.
+    * ``"max_relative"``: max_i w_i·λ_i/m_i, λ_i the simultaneous half-width over the query's
+      T_i cells. λ_i = z_i·Δ_i/√(2ρ_i) with z_i the half-width of unit Gaussian noise over T_i
+      cells (Laplace: λ_i = L_i·Δ_i/ε_i), and the maximum is smallest when all w_i·λ_i/m_i are
+      equal: ρ_i ∝ (w_i z_i Δ_i/m_i)² (Laplace: ε_i ∝ w_i L_i Δ_i/m_i).
+
+    The shares are rounded so that their sum never exceeds the total, and each σ or b is
+    rounded up so that each query spends no more than its share.
+
+    Args:
+        budget: ``ZCDP(rho)`` with ξ = 0, a float ρ > 0, or ``PureDP(epsilon)`` with ε > 0.
+        queries: one or more :class:`Query` (or dicts of its fields).
+        loss: ``"weights"``, ``"variance"`` or ``"max_relative"``.
+        coverage: the coverage of each query's simultaneous interval, in (0, 1).
+
+    Returns:
+        An :class:`Allocation`: per query its budget, share, noise, half-width, relative
+        half-width and variance; and the loss attained.
+
+    Examples:
+        >>> a = allocate(1.0, [Query("counts", cells=3000, magnitude=500.0),
+        ...                    Query("sums", sensitivity=100.0, cells=3000, magnitude=2e5)],
+        ...              loss="max_relative")
+        >>> [round(q.share, 4) for q in a.queries]   # ∝ (Δ/m)²: (1/500)² : (100/2e5)² = 16 : 1
+        [0.9412, 0.0588]
+        >>> round(a.queries[0].relative_half_width / a.queries[1].relative_half_width, 9)
+        1.0
+    """
+    from .definitions import ZCDP, PureDP
+    from .mechanisms import Gaussian, Laplace
+
+    if loss not in LOSSES:
+        raise DomainError(f"loss must be one of {', '.join(LOSSES)}; got {loss!r}", name="loss", value=loss)
+    if isinstance(budget, PureDP):
+        kind, unit, total = "laplace", "epsilon", POSITIVE.check("epsilon", float(budget.epsilon))
+    elif isinstance(budget, ZCDP):
+        if budget.xi != 0.0:
+            raise DomainError(f"budget xi must be 0 for a Gaussian split; got {budget.xi!r}", name="xi",
+                              value=budget.xi)
+        kind, unit, total = "gaussian", "rho", POSITIVE.check("rho", budget.rho)
+    else:
+        kind, unit, total = "gaussian", "rho", POSITIVE.check("rho", budget)
+    qs = tuple(q if isinstance(q, Query) else Query(**q) for q in ([queries] if isinstance(queries, Query) else queries))
+    if not qs:
+        raise DomainError("queries must name at least one query; got none", name="queries", value=queries)
+    cov = PROBABILITY_OPEN.check("coverage", coverage)
+    unit_noise = Gaussian(1.0) if kind == "gaussian" else Laplace(1.0)
+    z = [half_width(unit_noise, cov, q.cells) for q in qs]
+    if loss == "weights":
+        raw = [q.weight for q in qs]
+    elif loss == "variance":
+        raw = ([q.sensitivity * math.sqrt(q.weight * q.cells) for q in qs] if kind == "gaussian"
+               else [(q.weight * q.cells * q.sensitivity**2) ** (1.0 / 3.0) for q in qs])
+    else:
+        raw = [q.weight * zi * q.sensitivity / q.magnitude for q, zi in zip(qs, z)]
+        if kind == "gaussian":
+            raw = [r * r for r in raw]
+    s = math.fsum(raw)
+    parts = [total * (r / s) * (1.0 - 4e-16 * len(qs)) for r in raw]
+    while math.fsum(parts) > total:  # never hand out more than the total
+        parts = [math.nextafter(p, 0.0) for p in parts]
+    acc: list[QueryAccuracy] = []
+    for q, part in zip(qs, parts):
+        if kind == "gaussian":
+            noise = q.sensitivity / math.sqrt(2.0 * part)
+            while q.sensitivity**2 / (2.0 * noise**2) > part:
+                noise = math.nextafter(noise, math.inf)
+            mech: Any = Gaussian(noise, q.sensitivity)
+            var = noise * noise
+        else:
+            noise = q.sensitivity / part
+            while q.sensitivity / noise > part:
+                noise = math.nextafter(noise, math.inf)
+            mech = Laplace(noise, q.sensitivity)
+            var = 2.0 * noise * noise
+        lam = half_width(mech, cov, q.cells)
+        acc.append(QueryAccuracy(q.name, part, part / total, noise, lam, lam / q.magnitude, var))
+    return Allocation(total, unit, kind, loss, _loss_value(loss, qs, acc), cov, tuple(acc))

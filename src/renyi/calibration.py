@@ -531,7 +531,7 @@ def calibrate_laplace(epsilon: float, sensitivity: float = 1.0, count: int = 1, 
         return m if k == 1 else m.compose(k)
 
     if d == 0.0:
-        b = k * sens / eps
+        b = max(k * sens / eps, 5e-324)  # kΔ/ε may underflow for subnormal Δ
         while k * (sens / b) > eps:
             b = math.nextafter(b, math.inf)
         made = make(b)

@@ -237,7 +237,15 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     delta = UNIT_CLOSED_OPEN.check("delta", delta)
     k = check_int("k", k)
     delta_prime = PROBABILITY_OPEN.check("delta_prime", delta_prime)
-    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
+    # e^ε − 1 overflows for ε > 709; the formula is then far above basic composition (kε,
+    # also valid at this δ), which is returned instead.
+    growth = math.expm1(epsilon) if epsilon < 709.0 else math.inf
+    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * growth
+    if not math.isfinite(eps):
+        eps = k * epsilon
+        if not math.isfinite(eps):
+            raise DomainError(f"k·epsilon must be finite; got k={k!r}, epsilon={epsilon!r}", name="epsilon",
+                              value=epsilon)
     total = k * delta + delta_prime
     if total >= 1.0:
         raise DomainError(f"k·delta + delta_prime must be < 1; got {total!r}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,7 +31,15 @@ from ._lazy import optimize
 from . import _logmath as lm
 from ._optimize import minimize_over_orders
 from ._values import CurveValue
-from ._validation import NONNEGATIVE, ORDER, PROBABILITY_OPEN, Interval
+from ._validation import (
+    NONNEGATIVE,
+    NONNEGATIVE_EXTENDED,
+    ORDER,
+    PROBABILITY,
+    PROBABILITY_OPEN,
+    UNIT_CLOSED_OPEN,
+    Interval,
+)
 from .definitions.base import Conversion
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (definitions import this module)
@@ -72,6 +80,18 @@ __all__ = [
 
 _RHO = Interval(0.0, math.inf, lo_closed=True)
 _XI = Interval(0.0, math.inf, lo_closed=True)
+#: Orders α ∈ [1, ∞] for curves defined at α = 1 (the KL limit).
+_ORDER_KL = Interval(1.0, math.inf, lo_closed=True, hi_closed=True)
+#: Largest μ for which the exact μ-GDP formula is evaluated (see gdp_to_approx_dp).
+_GDP_EXACT_MAX_MU = 1e6
+
+
+def _zcdp_args(rho: Any, xi: Any, epsilon: Any) -> tuple[float, float, float]:
+    return _RHO.check("rho", rho), _XI.check("xi", xi), NONNEGATIVE_EXTENDED.check("epsilon", epsilon)
+
+
+def _zcdp_eps_args(rho: Any, delta: Any, xi: Any) -> tuple[float, float, float]:
+    return _RHO.check("rho", rho), PROBABILITY_OPEN.check("delta", delta), _XI.check("xi", xi)
 
 
 def round_up(x: float) -> float:
@@ -100,6 +120,8 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
     """
     from .divergences import pure_dp_curve
 
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    alpha = _ORDER_KL.check_array("alpha", alpha) if not np.isscalar(alpha) else _ORDER_KL.check("alpha", alpha)
     out = np.minimum(np.asarray(pure_dp_curve(epsilon, alpha), dtype=np.float64), float(epsilon))
     return float(out) if out.ndim == 0 else out
 
@@ -146,7 +168,14 @@ def _log_rr_profile(epsilon: float, eps_prime: float) -> float:
 
 
 def pure_dp_delta(epsilon: float, eps_prime: float) -> float:
-    """The smallest δ with which ε-DP implies (ε', δ)-DP: (e^ε − e^{ε'})₊/(1 + e^ε). Tight."""
+    """The smallest δ with which ε-DP implies (ε', δ)-DP: (e^ε − e^{ε'})₊/(1 + e^ε). Tight.
+
+    Args:
+        epsilon: ε ∈ [0, ∞).
+        eps_prime: ε' ∈ [0, ∞].
+    """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    eps_prime = NONNEGATIVE_EXTENDED.check("eps_prime", eps_prime)
     return math.exp(_log_rr_profile(epsilon, eps_prime))
 
 
@@ -154,7 +183,13 @@ def pure_dp_epsilon(epsilon: float, delta: float) -> float:
     """The smallest ε' with which ε-DP implies (ε', δ)-DP (inverse of :func:`pure_dp_delta`).
 
     ε' = ε + log(1 − δ(1 + e^{−ε})), or 0 when that is negative.
+
+    Args:
+        epsilon: ε ∈ [0, ∞).
+        delta: δ ∈ [0, 1].
     """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    delta = PROBABILITY.check("delta", delta)
     if epsilon == 0.0 or delta == 0.0:
         return epsilon
     x = delta * (1.0 + math.exp(-epsilon))
@@ -170,12 +205,25 @@ def approx_dp_delta(epsilon: float, delta: float, eps_prime: float) -> float:
     """Smallest δ' with which (ε, δ)-DP implies (ε', δ')-DP: δ + (1−δ)(e^ε − e^{ε'})₊/(1+e^ε).
 
     The (ε, δ) "tilted randomized response" pair dominates every (ε, δ)-DP pair ([KOV15] Thm 2.1).
+
+    Args:
+        epsilon: ε ∈ [0, ∞); delta: δ ∈ [0, 1); eps_prime: ε' ∈ [0, ∞].
     """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    delta = UNIT_CLOSED_OPEN.check("delta", delta)
+    eps_prime = NONNEGATIVE_EXTENDED.check("eps_prime", eps_prime)
     return min(1.0, delta + (1.0 - delta) * pure_dp_delta(epsilon, eps_prime))
 
 
 def approx_dp_epsilon(epsilon: float, delta: float, delta_prime: float) -> float:
-    """Smallest ε' with which (ε, δ)-DP implies (ε', δ')-DP; ∞ when δ' < δ."""
+    """Smallest ε' with which (ε, δ)-DP implies (ε', δ')-DP; ∞ when δ' < δ.
+
+    Args:
+        epsilon: ε ∈ [0, ∞); delta: δ ∈ [0, 1); delta_prime: δ' ∈ [0, 1].
+    """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    delta = UNIT_CLOSED_OPEN.check("delta", delta)
+    delta_prime = PROBABILITY.check("delta_prime", delta_prime)
     if delta_prime < delta:
         return math.inf
     return pure_dp_epsilon(epsilon, (delta_prime - delta) / (1.0 - delta))
@@ -187,6 +235,7 @@ def approx_dp_to_approx_zcdp(epsilon: float, delta: float) -> tuple[float, float
     [BS16] Prop. 13 / Lemma 37 give δ-approximate ½ε²-zCDP; the tight pure-DP constant
     ε·tanh(ε/2) applies by the same argument (theory §3).
     """
+    delta = UNIT_CLOSED_OPEN.check("delta", delta)
     return pure_dp_to_zcdp(epsilon), 0.0, delta
 
 
@@ -195,14 +244,21 @@ def approx_dp_to_approx_zcdp(epsilon: float, delta: float) -> tuple[float, float
 # --------------------------------------------------------------------------------------
 def zcdp_to_rdp(rho: float, xi: float, alpha: ArrayLike) -> np.ndarray | float:
     """ε(α) = ξ + ρα for α ∈ (1, ∞] ([BS16] Def. 1); ∞ at α = ∞ unless ρ = 0."""
-    a = np.asarray(alpha, dtype=np.float64)
+    rho = _RHO.check("rho", rho)
+    xi = _XI.check("xi", xi)
+    a = ORDER.check_array("alpha", alpha)
     with np.errstate(invalid="ignore"):
         out = np.where(np.isinf(a), (xi if rho == 0.0 else math.inf), xi + rho * a)
     return float(out) if out.ndim == 0 else out
 
 
 def tv_bound(kl: float) -> float:
-    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber; theory §4.3)."""
+    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber; theory §4.3).
+
+    Args:
+        kl: a KL divergence in [0, ∞].
+    """
+    kl = NONNEGATIVE_EXTENDED.check("kl", kl)
     if kl <= 0.0:
         return 0.0
     return min(1.0, math.sqrt(kl / 2.0), math.sqrt(-math.expm1(-kl)))
@@ -210,6 +266,7 @@ def tv_bound(kl: float) -> float:
 
 def zcdp_delta_bs21(rho: float, xi: float, epsilon: float) -> float:
     """δ = e^{−(ε−ξ−ρ)²/(4ρ)} for ε ≥ ξ + ρ ([BS16] Lemma 21)."""
+    rho, xi, epsilon = _zcdp_args(rho, xi, epsilon)
     z = epsilon - xi - rho
     if rho == 0.0:
         return 0.0 if epsilon >= xi else 1.0
@@ -220,6 +277,7 @@ def zcdp_delta_bs21(rho: float, xi: float, epsilon: float) -> float:
 
 def zcdp_delta_bs38(rho: float, xi: float, epsilon: float) -> float:
     """δ' of [BS16] Lemma 38 (sharpened Lemma 21), for ε ≥ ξ + ρ; 1 below that."""
+    rho, xi, epsilon = _zcdp_args(rho, xi, epsilon)
     if rho == 0.0:
         return 0.0 if epsilon >= xi else 1.0
     z = epsilon - xi - rho
@@ -247,6 +305,7 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     The optimal α is the root in (1, ∞) of (2α−1)ρ − (ε − ξ) + log(1 − 1/α) = 0, a strictly
     increasing function of α (theory §4.8); δ is evaluated exactly at that root.
     """
+    rho, xi, epsilon = _zcdp_args(rho, xi, epsilon)
     e = epsilon - xi
     if rho == 0.0:
         return Conversion(0.0 if e >= 0 else 1.0, None, "CKS20 Cor. 13")
@@ -255,19 +314,26 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
 
     lo = 1.0 + 1e-12
     hi = max(2.0, (1.0 + e / rho) / 2.0 + 1.0)
-    while g(hi) < 0.0:
+    while g(hi) < 0.0 and hi < 1e300:
         hi *= 2.0
-    if g(lo) >= 0.0:  # pragma: no cover - g(1+) = −∞ analytically
+    if not math.isfinite(hi) or not g(hi) >= 0.0:
+        # The optimal order is beyond any double: every order gives a valid bound, so use
+        # the largest finite one tried (δ is then far below any meaningful value).
+        alpha = min(hi, 1e300) if math.isfinite(hi) else 1e300
+    elif g(lo) >= 0.0:  # pragma: no cover - g(1+) = −∞ analytically
         alpha = lo
     else:
         alpha = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
     ld = _cks_log_delta(rho, xi, epsilon, alpha)
-    return Conversion(min(1.0, round_up(math.exp(ld))), alpha, "CKS20 Cor. 13")
+    if math.isnan(ld):
+        return Conversion(1.0, None, "CKS20 Cor. 13 (not evaluable: trivial bound)")
+    return Conversion(min(1.0, round_up(math.exp(min(ld, 0.0)))), alpha, "CKS20 Cor. 13")
 
 
 def zcdp_delta(rho: float, xi: float, epsilon: float) -> Conversion:
     """The smallest of the valid zCDP → δ(ε) bounds: [CKS20] Cor. 13, [BS16] Lemma 38, Lemma 21,
     and the total-variation bound at ε = 0 (every one is valid, so the minimum is)."""
+    rho, xi, epsilon = _zcdp_args(rho, xi, epsilon)
     cands = [
         zcdp_delta_cks(rho, xi, epsilon),
         Conversion(zcdp_delta_bs38(rho, xi, epsilon), None, "BS16 Lemma 38"),
@@ -285,12 +351,14 @@ def zcdp_to_approx_dp_bs21(rho: float, delta: float, xi: float = 0.0) -> Convers
     Note the factor 2: a formula with √(2ρ log 1/δ) that circulates in some notes is
     *invalid* (theory §4.6).
     """
+    rho, delta, xi = _zcdp_eps_args(rho, delta, xi)
     eps = xi + rho + 2.0 * math.sqrt(rho * -math.log(delta))
     return Conversion(round_up(eps), 1.0 + math.sqrt(-math.log(delta) / rho) if rho > 0 else None, "BS16 Lemma 21")
 
 
 def zcdp_to_approx_dp_bs38(rho: float, delta: float, xi: float = 0.0) -> Conversion:
     """ε from [BS16] Lemma 38 by bisection on its δ' (decreasing in ε); the upper end is returned."""
+    rho, delta, xi = _zcdp_eps_args(rho, delta, xi)
     if rho == 0.0:
         return Conversion(xi, None, "BS16 Lemma 38")
     lo = xi + rho
@@ -307,24 +375,28 @@ def zcdp_to_approx_dp_cks(rho: float, delta: float, xi: float = 0.0) -> Conversi
     ε(α) = ξ + αρ + log(1 − 1/α) − (log δ + log α)/(α − 1); the minimiser is near
     Mironov's α* = 1 + √(log(1/δ)/ρ), and the objective is evaluated at the returned α.
     """
+    rho, delta, xi = _zcdp_eps_args(rho, delta, xi)
     if rho == 0.0:
         return Conversion(xi, None, "CKS20 Cor. 13")
     ld = math.log(delta)
 
     def obj(t: float) -> float:
-        a = 1.0 + math.exp(t)
-        lam = a - 1.0
-        return xi + a * rho + math.log1p(-1.0 / a) - (ld + math.log(a)) / lam
+        # α = 1 + e^t; log(1 − 1/α) = t − log α, written so that α → 1 stays finite.
+        lam = math.exp(t)
+        log_a = math.log1p(lam)
+        return xi + (1.0 + lam) * rho + (t - log_a) - (ld + log_a) / lam
 
-    t0 = 0.5 * math.log(-ld / rho)
-    res = optimize.minimize_scalar(obj, bounds=(t0 - 6.0, t0 + 3.0), method="bounded",
+    # log(α* − 1) for Mironov's α*; clipped so that α = 1 + e^t stays a finite double (for
+    # ρ near the smallest double the optimum lies beyond, and any order gives a valid bound).
+    t0 = min(0.5 * (math.log(-ld) - math.log(rho)), 700.0)
+    res = optimize.minimize_scalar(obj, bounds=(t0 - 6.0, t0 + 3.0 if t0 < 700.0 else t0), method="bounded",
                                    options={"xatol": 1e-10, "maxiter": 500})
     t = float(res.x)
     eps = obj(t)
     m = obj(t0)  # Mironov's order is always a candidate
     if m < eps:
         eps, t = m, t0
-    return Conversion(max(0.0, round_up(eps)), 1.0 + math.exp(t), "CKS20 Cor. 13")
+    return Conversion(max(0.0, round_up(eps)), max(1.0 + math.exp(t), math.nextafter(1.0, 2.0)), "CKS20 Cor. 13")
 
 
 def zcdp_to_approx_dp(rho: float, delta: float, xi: float = 0.0) -> Conversion:
@@ -376,11 +448,17 @@ def zcdp_rho_for(epsilon: float, delta: float, xi: float = 0.0) -> float:
     ld = -math.log(delta)
     # Lemma 21's inverse is feasible (the best conversion is never looser), so f(lo) ≤ 0.
     lo = (math.sqrt(epsilon - xi + ld) - math.sqrt(ld)) ** 2 * (1.0 - 1e-12)
-    hi = 2.0 * lo
-    while f(hi) <= 0.0:
+    if not lo > 0.0:  # ε − ξ below the resolution of √(ε − ξ + log 1/δ): start from the bottom
+        lo = 0.0
+    hi = max(2.0 * lo, 5e-324)
+    while f(hi) <= 0.0 and math.isfinite(hi):  # ≤ ~2100 doublings from the smallest double
         lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-15 * hi:
+    for _ in range(2200):  # bisection; stops when the interval cannot shrink any more
+        if hi - lo <= 1e-15 * hi:
+            break
         mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
         if f(mid) <= 0.0:
             lo = mid
         else:
@@ -396,6 +474,8 @@ def mcdp_to_zcdp(mu: float, tau: float) -> tuple[float, float]:
 
     ξ may be negative; callers that need ξ ≥ 0 clip it (which is conservative).
     """
+    mu = NONNEGATIVE.check("mu", mu)
+    tau = NONNEGATIVE.check("tau", tau)
     return mu - tau * tau / 2.0, tau * tau / 2.0
 
 
@@ -404,7 +484,14 @@ def approx_zcdp_to_approx_dp(rho: float, xi: float, delta_a: float, delta: float
     ([BS16] Lemma 38 and its analogue for the other conversions; theory §4.10).
 
     Returns ε = ∞ when δ ≤ δ_a (no finite ε exists).
+
+    Args:
+        rho, xi: ρ, ξ ∈ [0, ∞); delta_a: δ_a ∈ [0, 1); delta: δ ∈ (0, 1).
     """
+    rho = _RHO.check("rho", rho)
+    xi = _XI.check("xi", xi)
+    delta_a = UNIT_CLOSED_OPEN.check("delta_a", delta_a)
+    delta = PROBABILITY_OPEN.check("delta", delta)
     if delta <= delta_a:
         return Conversion(math.inf, None, "δ ≤ δ of the approximate guarantee")
     d_conv = (delta - delta_a) / (1.0 - delta_a)
@@ -418,6 +505,10 @@ def approx_zcdp_to_approx_dp(rho: float, xi: float, delta_a: float, delta: float
 def rdp_point_to_approx_dp(alpha: float, eps_r: float, delta: float) -> float:
     """ε = ε_R + log(1 − 1/α) − (log δ + log α)/(α − 1) ([CKS20] Prop. 12 = [BBGHS20] Thm 21), clipped at 0."""
     alpha = ORDER.check("alpha", alpha)
+    eps_r = NONNEGATIVE_EXTENDED.check("eps_r", eps_r)
+    delta = PROBABILITY_OPEN.check("delta", delta)
+    if math.isinf(eps_r):
+        return math.inf
     if math.isinf(alpha):
         return pure_dp_epsilon(eps_r, delta)
     val = eps_r + math.log1p(-1.0 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1.0)
@@ -426,11 +517,16 @@ def rdp_point_to_approx_dp(alpha: float, eps_r: float, delta: float) -> float:
 
 def rdp_point_delta(alpha: float, eps_r: float, epsilon: float) -> float:
     """δ = e^{(α−1)(ε_R − ε)}·(1 − 1/α)^{α−1}/α ([CKS20] Prop. 12), clipped at 1."""
+    alpha = ORDER.check("alpha", alpha)
+    eps_r = NONNEGATIVE_EXTENDED.check("eps_r", eps_r)
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    if math.isinf(eps_r):
+        return 1.0
     if math.isinf(alpha):
         return pure_dp_delta(eps_r, epsilon)
     lam = alpha - 1.0
     ld = lam * (eps_r - epsilon + math.log1p(-1.0 / alpha)) - math.log(alpha)
-    return min(1.0, round_up(math.exp(ld)))
+    return min(1.0, round_up(math.exp(min(ld, 0.0))))
 
 
 def _cks_eps_objective(fn: Callable[[np.ndarray], np.ndarray], delta: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -538,8 +634,14 @@ def rdp_to_zcdp(curve: RDP) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------
 def gdp_delta(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of μ-GDP: Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) ([BW18] Thm 8; [DRS19] Cor. 2.13)."""
+    mu = NONNEGATIVE.check("mu", mu)
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
     if mu == 0.0:
         return 0.0
+    if mu * mu / 2.0 == math.inf:
+        return 1.0
+    if mu > _GDP_EXACT_MAX_MU:
+        return zcdp_delta(mu * mu / 2.0, 0.0, epsilon).value
     return min(1.0, round_up(math.exp(float(lm.log_delta_gaussian(epsilon, mu)))))
 
 
@@ -548,10 +650,19 @@ def gdp_to_approx_dp(mu: float, delta: float) -> Conversion:
 
     The returned ε satisfies δ(ε) ≤ δ (the upper end of the final bracket).
     """
+    mu = NONNEGATIVE.check("mu", mu)
     delta = PROBABILITY_OPEN.check("delta", delta)
     method = "exact Gaussian (BW18 Thm 8 / GDP)"
     if mu == 0.0:
         return Conversion(0.0, None, method)
+    if mu * mu / 2.0 == math.inf:
+        return Conversion(math.inf, None, "μ-GDP with μ²/2 beyond the largest double: no finite bound")
+    if mu > _GDP_EXACT_MAX_MU:
+        # Beyond this μ the exact formula cannot be evaluated accurately in doubles (it fell
+        # below the true ε for μ ≥ 5.6e8); μ-GDP is (μ²/2)-zCDP ([BS16] Prop. 6 with the
+        # Gaussian), whose conversion is a valid upper bound and within a hair of exact here.
+        c = zcdp_to_approx_dp(mu * mu / 2.0, delta)
+        return Conversion(c.value, c.witness, f"{c.method} (μ-GDP as μ²/2-zCDP; μ too large for the exact formula)")
     ld = math.log(delta)
     def f(e: float) -> float:
         return float(lm.log_delta_gaussian(e, mu)) - ld
@@ -560,9 +671,13 @@ def gdp_to_approx_dp(mu: float, delta: float) -> Conversion:
         return Conversion(0.0, None, method)
     rho = mu * mu / 2.0
     hi = rho + 2.0 * math.sqrt(rho * -ld) + 1e-9  # Lemma 21 is a valid upper bound, so f(hi) ≤ 0
-    while f(hi) > 0.0:
+    while f(hi) > 0.0 and math.isfinite(hi):
         hi *= 2.0
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+    try:
+        eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
+    except (RuntimeError, ValueError):
+        c = zcdp_to_approx_dp(mu * mu / 2.0, delta)
+        return Conversion(c.value, c.witness, f"{c.method} (μ-GDP as μ²/2-zCDP)")
     for _ in range(64):
         if f(eps) <= 0.0:
             break

@@ -90,6 +90,10 @@ class Entry:
     base: Any = None
     sampling: Sampling | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: length of the released vector (1: a scalar)
+    cells: int = 1
+    #: the cells partition the individuals (each in at most one): parallel composition
+    disjoint: bool = False
 
     def __iter__(self) -> Iterator[Any]:
         """Unpack as ``(name, mechanism, count)``."""
@@ -218,10 +222,10 @@ MECHANISM_TYPES: dict[str, _Spec] = {
         one_of=("epsilon", "p"),
     ),
     "discrete_gaussian": _Spec(_mech("discrete_gaussian", "DiscreteGaussian"),
-                               {"sigma": _RR, "sensitivity": _R, "neighbouring": _NB},
+                               {"sigma": _RR, "sensitivity": _R, "neighbouring": _NB, "vector": _Param("bool")},
                                "discrete Gaussian on ℤ (CKS20)"),
     "discrete_laplace": _Spec(_mech("discrete_laplace", "DiscreteLaplace"),
-                              {"scale": _RR, "sensitivity": _R, "neighbouring": _NB},
+                              {"scale": _RR, "sensitivity": _R, "neighbouring": _NB, "vector": _Param("bool")},
                               "discrete Laplace on ℤ"),
     "exponential": _Spec(_mech("exponential", "ExponentialMechanism"),
                          {"epsilon": _RR, "sensitivity": _R, "monotone": _Param("bool"), "neighbouring": _NB},
@@ -235,7 +239,10 @@ MECHANISM_TYPES: dict[str, _Spec] = {
                  "an RDP guarantee: one point (alpha, epsilon) or lists orders/epsilons"),
 }
 
-_COMMON_KEYS = ("name", "type", "count", "sampling")
+_COMMON_KEYS = ("name", "type", "count", "sampling", "cells", "disjoint", "l2_sensitivity", "l1_sensitivity")
+#: which declared vector sensitivity each noise-adding type takes
+_VECTOR_NORM = {"gaussian": "l2_sensitivity", "discrete_gaussian": "l2_sensitivity",
+                "laplace": "l1_sensitivity", "discrete_laplace": "l1_sensitivity"}
 SAMPLING_SCHEMES = ("poisson", "without_replacement")
 
 
@@ -376,12 +383,55 @@ def _parse_entry(i: int, raw: Any, seen: set[str]) -> Entry:
     if count < 1:
         raise PipelineError(f"{where}: count must be an integer in [1, inf); got {count}")
     params = {k: v for k, v in raw.items() if k not in _COMMON_KEYS}
-    mech = build_mechanism(type_, params, where=where)
+    t = _ALIASES.get(_canon(type_), _canon(type_)) if isinstance(type_, str) else type_
+    cells, disjoint, build_params = _vector_release(where, t, raw, params)
+    mech = build_mechanism(type_, build_params, where=where)
     base, sampling = mech, None
     if "sampling" in raw:
         mech, sampling = _apply_sampling(where, mech, raw["sampling"])
-    t = _ALIASES.get(_canon(type_), _canon(type_))
-    return Entry(name=name, type=t, mechanism=mech, count=count, base=base, sampling=sampling, params=params)
+    return Entry(name=name, type=t, mechanism=mech, count=count, base=base, sampling=sampling, params=params,
+                 cells=cells, disjoint=disjoint)
+
+
+def _vector_release(where: str, t: Any, raw: Mapping[str, Any],
+                    params: dict[str, Any]) -> tuple[int, bool, dict[str, Any]]:
+    """Vector releases: ``cells`` with ``disjoint = true`` or a declared ℓ₂/ℓ₁ sensitivity.
+
+    * ``disjoint = true``: the cells partition the individuals (each is in at most one), so
+      the vector moves in one cell only, by the per-cell ``sensitivity``: the whole vector costs
+      what one cell costs (parallel composition), for every mechanism type.
+    * ``l2_sensitivity`` (Gaussian noise) / ``l1_sensitivity`` (Laplace noise): the declared
+      sensitivity of the whole vector, used in place of ``sensitivity``; the release is
+      accounted once.
+    """
+    cells = _check_type(where, "cells", raw.get("cells", 1), "int")
+    if cells < 1:
+        raise PipelineError(f"{where}: cells must be an integer in [1, inf); got {cells}")
+    disjoint = _check_type(where, "disjoint", raw.get("disjoint", False), "bool")
+    declared = [k for k in ("l2_sensitivity", "l1_sensitivity") if k in raw]
+    out = dict(params)
+    if len(declared) > 1:
+        raise PipelineError(f"{where}: give l2_sensitivity or l1_sensitivity, not both")
+    if declared:
+        key = declared[0]
+        if disjoint:
+            raise PipelineError(f"{where}: {key} declares the whole vector's sensitivity; with disjoint = true "
+                                "give the per-cell sensitivity instead")
+        if "sensitivity" in params:
+            raise PipelineError(f"{where}: give sensitivity (one cell) or {key} (the whole vector), not both")
+        want = _VECTOR_NORM.get(t) if isinstance(t, str) else None
+        if want is None:
+            raise PipelineError(f"{where}: {key} is only for noise-adding types "
+                                f"({', '.join(_VECTOR_NORM)}); got type {t!r}")
+        if key != want:
+            raise PipelineError(f"{where}: type {t!r} takes {want} (its noise is calibrated to that norm); got {key}")
+        out["sensitivity"] = _check_type(where, key, raw[key], "real")
+        if t.startswith("discrete_"):
+            out["vector"] = True  # independent noise per coordinate: the scalar curve does not apply
+    elif cells > 1 and not disjoint:
+        raise PipelineError(f"{where}: cells = {cells} needs disjoint = true (each individual in one cell) or a "
+                            "declared l2_sensitivity / l1_sensitivity; separate releases are count = ...")
+    return cells, disjoint, out
 
 
 def _parse_budget(raw: Any, delta: float | None) -> Budget:

@@ -91,6 +91,9 @@ class Share:
         rho: count·ρ when the mechanism has a zCDP guarantee (else ``None``).
         rho_share: ``rho`` over the total ρ (``None`` unless every mechanism has one).
         epsilon_alone: ε at the pipeline's δ if this mechanism (all its runs) were run alone.
+        half_width_95: the 95 % interval half-width of the noise in one answer of one run
+            (:func:`renyi.accuracy.half_width`; for a subsampled mechanism, of its base noise),
+            or ``None`` for mechanisms without additive noise.
     """
 
     name: str
@@ -103,9 +106,22 @@ class Share:
     rho: float | None
     rho_share: float | None
     epsilon_alone: float
+    half_width_95: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: _j(getattr(self, k)) for k in self.__slots__}
+
+
+def noise_half_width(mechanism: Any, coverage: float = 0.95) -> float | None:
+    """The interval half-width of one answer's noise (base noise of a subsampled mechanism), or None."""
+    from .accuracy import half_width
+
+    m = mechanism
+    while not isinstance(m, (renyi.Gaussian, renyi.Laplace, renyi.DiscreteGaussian, renyi.DiscreteLaplace)):
+        m = getattr(m, "mechanism", None)
+        if m is None:
+            return None
+    return half_width(m, coverage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +345,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
             name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
             rdp=v, rdp_share=_share(v, tot, per),
             rho=rho_e, rho_share=(rho_e / rho_total if all_rho and rho_e is not None and rho_total else None),
-            epsilon_alone=alone))
+            epsilon_alone=alone, half_width_95=noise_half_width(e.mechanism)))
 
     schemes = {e.sampling.scheme for e in entries if e.sampling is not None}
     relations = {getattr(e.mechanism, "neighbouring", None) for e in entries} - {None}
@@ -359,6 +375,8 @@ def describe(entry: Entry) -> str:
     parts = [f"{k}={_short(v)}" for k, v in entry.params.items() if k != "neighbouring"]
     if entry.sampling is not None:
         parts.append(f"q={entry.sampling.rate:.4g}")
+    if getattr(entry, "cells", 1) > 1:
+        parts.append(f"{entry.cells} disjoint cells" if entry.disjoint else f"{entry.cells} cells")
     return f"{entry.type}({', '.join(parts)})"
 
 

@@ -163,7 +163,16 @@ class SubsampledGaussianRDP(RDP):
 
         delta = _check_delta(delta)
         eps, alpha = sg._eps_one(self.q, self.sigma, self.steps, math.log(delta))
-        return Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+        best = Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+        # Subsampling never costs more than the mechanism: the steps without subsampling are
+        # exactly √steps/σ-GDP, also a valid bound (and the smaller one for very large σ).
+        plain = self._unsubsampled().best_epsilon(delta)
+        return plain if plain.value < best.value else best
+
+    def _unsubsampled(self) -> Guarantee:
+        from .definitions import GDP
+
+        return GDP(math.sqrt(self.steps) / self.sigma)
 
     def best_delta(self, epsilon: float) -> Conversion:
         """The smallest δ at ε: [CKS20] Prop. 12 in log form, order optimised (fast path)."""
@@ -172,7 +181,9 @@ class SubsampledGaussianRDP(RDP):
         epsilon = _check_epsilon(epsilon)
         log_d, alpha = sg.dpsgd_log_delta(self.q, self.sigma, self.steps, epsilon)
         d = min(1.0, conv.round_up(math.exp(log_d))) if log_d < 0 else 1.0
-        return Conversion(d, alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+        best = Conversion(d, alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
+        plain = self._unsubsampled().best_delta(epsilon)
+        return plain if plain.value < best.value else best
 
 
 def _sg_curve(q: float, sigma: float, steps: int) -> SubsampledGaussianRDP:
@@ -192,6 +203,16 @@ def _sg_curve(q: float, sigma: float, steps: int) -> SubsampledGaussianRDP:
 # ----------------------------------------------------------------------------------------------
 # Transformers
 # ----------------------------------------------------------------------------------------------
+def _no_worse(sub: Conversion, base: Callable[[float], Conversion], x: float) -> Conversion:
+    """The smaller of the subsampled bound and the base mechanism's own (under the same
+    relation): subsampling never costs more than running the mechanism on everyone, since
+    the coupled subsamples of neighbours are themselves neighbours (or equal)."""
+    b = base(x)
+    if b.value < sub.value:
+        return Conversion(b.value, b.witness, f"{b.method} (unsubsampled mechanism: never worse)")
+    return sub
+
+
 def _check_mechanism(mechanism: Any) -> Mechanism:
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a renyi Mechanism; got {type(mechanism).__name__}")
@@ -281,6 +302,9 @@ class PoissonSubsampled(Mechanism):
     def guarantee(self) -> Guarantee:
         """The RDP curve of one run (see the class docstring for which bound applies)."""
         q = self.rate
+        if isinstance(self.mechanism, PoissonSubsampled):
+            # A Poisson subsample of a Poisson subsample is a Poisson subsample at rate q·q'.
+            return PoissonSubsampled(self.mechanism.mechanism, q * self.mechanism.rate).guarantee
         if q == 0.0:
             return _zero_guarantee("nothing spent (sampling rate 0)")
         if q == 1.0:
@@ -296,6 +320,12 @@ class PoissonSubsampled(Mechanism):
             convex=False,
             label=f"Poisson(q={q:g}) of {base.label or base!r}",
         )
+
+    def best_epsilon(self, delta: float) -> Conversion:
+        return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee.best_epsilon, delta)
+
+    def best_delta(self, epsilon: float) -> Conversion:
+        return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """Releasing needs the per-record data to subsample; here ``value`` must already be the
@@ -344,6 +374,9 @@ class SubsampledWithoutReplacement(Mechanism):
     @property
     def guarantee(self) -> Guarantee:
         g = self.rate
+        if isinstance(self.mechanism, SubsampledWithoutReplacement):
+            # A uniform subset of a uniform subset is a uniform subset of fraction γ·γ'.
+            return SubsampledWithoutReplacement(self.mechanism.mechanism, g * self.mechanism.rate).guarantee
         base_g = self.mechanism.guarantee_under("replace_one")
         if g == 0.0:
             return _zero_guarantee("nothing spent (sampling fraction 0)")
@@ -356,6 +389,14 @@ class SubsampledWithoutReplacement(Mechanism):
             convex=False,
             label=f"without replacement (γ={g:g}) of {base.label or base!r}",
         )
+
+    def best_epsilon(self, delta: float) -> Conversion:
+        return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee_under("replace_one").best_epsilon,
+                         delta)
+
+    def best_delta(self, epsilon: float) -> Conversion:
+        return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee_under("replace_one").best_delta,
+                         epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """``value`` must already be the query answer on the subsample; adds the base noise."""

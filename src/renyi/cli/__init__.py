@@ -17,6 +17,7 @@ from . import ledger as _ledger
 from . import limits as _limits
 from . import mechanism as _mechanism
 from . import plot as _plot
+from . import release as _release
 from . import report as _report
 
 __all__ = ["app", "main"]
@@ -42,11 +43,15 @@ app.command(name="delta", short_help="δ at ε of one mechanism, run --steps tim
 app.command(name="calibrate", short_help="Solve for σ, scale, ε, steps or rate to meet a target.")(
     _mechanism.calibrate)
 app.command(name="convert", short_help="Convert a guarantee between definitions.")(_convert.convert)
+app.command(name="release", short_help="Noisy counts, sums and means from a table (DuckDB), with a ledger.")(
+    _release.release)
 app.add_typer(_plot.app, name="plot", short_help="Figures (PNG/SVG): compositions, RDP, profile, PLRV.")
 app.command(name="examples", short_help="List the shipped example pipelines, or print one.")(_examples.examples)
 app.add_typer(_ledger.app, name="ledger", short_help="Show or export an accountant's ledger.")
 app.command(name="accuracy", short_help="Interval half-width of noisy answers, or the noise for a half-width.")(
     _accuracy.accuracy)
+app.command(name="allocate", short_help="Split a budget over queries to minimise a declared loss.")(
+    _accuracy.allocate)
 app.add_typer(_limits.app, name="limits", short_help="Sample sizes below which no zCDP algorithm is accurate.")
 
 

@@ -158,3 +158,85 @@ def _render(out: dict[str, Any], pname: str) -> None:
     parts.append(f"ε = {fmt_up(p['epsilon'])} at δ = {fmt_num(p['delta'])}")
     priv.append(", ".join(parts))
     c.print(priv)
+
+
+class Loss(str, Enum):
+    weights = "weights"
+    variance = "variance"
+    max_relative = "max-relative"
+
+
+_QUERY_KEYS = {"sensitivity": float, "cells": int, "weight": float, "magnitude": float}
+
+
+def _parse_query(text: str) -> dict[str, Any]:
+    """``NAME`` or ``NAME:key=value,key=value`` (keys: sensitivity, cells, weight, magnitude)."""
+    name, _, rest = text.partition(":")
+    if not name.strip():
+        raise CLIError(f"--query needs a name: {text!r}", EXIT_USER)
+    out: dict[str, Any] = {"name": name.strip()}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, val = item.partition("=")
+        key = key.strip()
+        if not eq or key not in _QUERY_KEYS:
+            raise CLIError(f"--query {text!r}: expected key=value with key in {', '.join(_QUERY_KEYS)}", EXIT_USER)
+        try:
+            num = float(val)
+            out[key] = int(num) if _QUERY_KEYS[key] is int and num.is_integer() else num
+        except ValueError:
+            raise CLIError(f"--query {text!r}: {key} must be a number; got {val!r}", EXIT_USER) from None
+    return out
+
+
+def allocate(
+    query: Annotated[list[str], typer.Option(
+        help="A query: NAME or NAME:sensitivity=Δ,cells=T,weight=w,magnitude=m (repeat the option).")],
+    rho: Annotated[Optional[float], typer.Option(help="A ρ-zCDP budget, spent on Gaussian noise.")] = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="A pure ε-DP budget, spent on Laplace noise.")] = None,
+    loss: Annotated[Loss, typer.Option(help="What to minimise.")] = Loss.weights,
+    coverage: Annotated[float, typer.Option(help="Coverage of each query's simultaneous interval.")] = 0.95,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Split a budget over queries to minimise a loss; print the split and each query's accuracy.
+
+    Losses: weights (share ∝ weight), variance (Σ weight·cells·variance), max-relative
+    (the largest weight·half-width/magnitude).
+
+    Examples:
+
+        renyi allocate --rho 1 --loss max-relative --query "counts:cells=3000,magnitude=500" --query "sums:sensitivity=100,cells=3000,magnitude=2e5"
+
+        renyi allocate --epsilon 1 --loss variance --query a --query "b:sensitivity=2" --json
+    """
+    with user_errors():
+        from renyi import PureDP, ZCDP
+        from renyi import accuracy as acc
+
+        if (rho is None) == (epsilon is None):
+            raise CLIError("give exactly one of --rho and --epsilon", EXIT_USER)
+        budget = ZCDP(rho) if rho is not None else PureDP(epsilon)  # type: ignore[arg-type]
+        a = acc.allocate(budget, [_parse_query(q) for q in query], loss=loss.value.replace("-", "_"),
+                         coverage=coverage)
+        if json_:
+            print_json(a.to_dict())
+            return
+        from rich.table import Table
+        from rich.text import Text
+
+        c = console()
+        sym = "ρ" if a.unit == "rho" else "ε"
+        head = Text()
+        head.append("renyi allocate", style="bold")
+        head.append(f" · {sym} = {fmt_num(a.total)} · {a.kind} noise · loss: {loss.value} · "
+                    f"{fmt_num(a.coverage)} intervals")
+        c.print(head)
+        t = Table()
+        for col, just in (("query", "left"), (sym, "right"), ("share", "right"),
+                          ("σ" if a.kind == "gaussian" else "b", "right"), ("± half-width", "right"),
+                          ("relative", "right")):
+            t.add_column(col, justify=just)  # type: ignore[arg-type]
+        for q in a.queries:
+            t.add_row(Text(q.name), fmt_down(q.budget), f"{100 * q.share:.1f}%", fmt_up(q.noise),
+                      fmt_up(q.half_width), fmt_up(q.relative_half_width))
+        c.print(t)
+        c.print(f"loss = {fmt_up(a.loss_value)}", markup=False)

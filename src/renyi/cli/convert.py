@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import EXIT_USER, CLIError, console, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from ._format import fmt_down, fmt_num, fmt_up
 
 
 class Source(str, Enum):
@@ -117,7 +117,17 @@ def convert(
             wit = "" if cv.witness is None else f", α = {'∞' if cv.witness == math.inf else f'{cv.witness:.5g}'}"
             text += f"   ({cv.method}{wit})"
         elif tgt is Target.zcdp:
+            plain = ""
             if isinstance(g, ApproxDP) and float(g.delta) > 0:
+                # Read as a target first: the largest plain ρ whose ρ-zCDP implies this (ε, δ)
+                # (what a zCDP budget may spend); then the δ-approximate zCDP it implies.
+                from renyi.conversions import zcdp_rho_for
+
+                pr = zcdp_rho_for(float(g.epsilon), float(g.delta))
+                out.update(plain_rho=pr)
+                plain = (f"plain zCDP:            ρ ≤ {fmt_down(pr)}   (the largest ρ with ρ-zCDP ⇒ "
+                         f"({fmt_num(float(g.epsilon))}, {fmt_num(float(g.delta))})-DP; use it as a zCDP budget)\n"
+                         "δ-approximate zCDP:    ")
                 z = g.to_approx_zcdp()
             elif isinstance(g, ApproxZCDP):
                 z = g
@@ -129,7 +139,7 @@ def convert(
                 text += f", ξ ≤ {fmt_up(z.xi)}"
             if out["delta"]:
                 text += f", δ = {fmt_num(out['delta'])} (approximate zCDP)"
-            text += f"   ({z!r})"
+            text = plain + text + f"   ({z!r})"
         elif tgt is Target.rdp:
             alphas = _parse_orders(orders)
             vals = [float(v) for v in g.rdp(alphas)] if alphas else []

@@ -139,9 +139,11 @@ def render_report(r: Any, plot: Path | None = None) -> None:
     m.add_column("share of ε(α*)", justify="right")
     m.add_column("share of ρ", justify="right")
     m.add_column("ε alone", justify="right")
+    m.add_column("95 % ±", justify="right")
     for s in r.shares:
         m.add_row(Text(s.name), Text(s.mechanism), f"{s.count:,}", Text(s.assumption), fmt_pct(s.rdp_share),
-                  "–" if s.rho_share is None else fmt_pct(s.rho_share), fmt_up(s.epsilon_alone))
+                  "–" if s.rho_share is None else fmt_pct(s.rho_share), fmt_up(s.epsilon_alone),
+                  "–" if s.half_width_95 is None else fmt_up(s.half_width_95))
     c.print(m)
 
     b = r.budget

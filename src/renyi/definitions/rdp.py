@@ -191,6 +191,9 @@ class RDP(Guarantee):
             inf_vals = e[np.isinf(a)]
             eps_inf = min(eps_inf, float(inf_vals.min()))
             e, a = e[np.isfinite(a)], a[np.isfinite(a)]
+        if a.size == 0:  # only ε(∞): by monotonicity it bounds every order
+            return cls(_ConstantCurve(eps_inf), eps_inf=eps_inf, convex=True, orders=(),
+                       label=label or f"ε(∞) = {eps_inf:g}")
         order = np.argsort(a)
         a, e = a[order], e[order]
         # A bound at a higher order is also a bound at every lower one (monotonicity).
@@ -200,7 +203,14 @@ class RDP(Guarantee):
 
     @classmethod
     def from_point(cls, alpha: float, epsilon: float) -> RDP:
-        """A single (α, ε)-RDP guarantee (ε bounds every order ≤ α; nothing beyond)."""
+        """A single (α, ε)-RDP guarantee (ε bounds every order ≤ α; nothing beyond).
+
+        Args:
+            alpha: α ∈ (1, ∞] (a number, not an array: use :meth:`from_points`).
+            epsilon: ε ∈ [0, ∞).
+        """
+        alpha = ORDER.check("alpha", alpha)
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return cls.from_points([alpha], [epsilon], label=f"(α={alpha:g}, ε={epsilon:g})")
 
 
@@ -335,6 +345,19 @@ def _group_eval(fn: CurveFn, k: int, beta: np.ndarray) -> np.ndarray:
         second = _group_eval(fn, b, 2.0 * beta)
         out = first + second
     return np.where(np.isnan(out), math.inf, out)
+
+
+class _ConstantCurve(CurveValue):
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        return np.full(np.shape(alpha), self.value)
+
+    def __repr__(self) -> str:
+        return f"{self.value:g}"
 
 
 class _PointsCurve(CurveValue):

@@ -50,16 +50,18 @@ def _as_positive_rational(name: str, x: Any) -> Fraction:
     """An exact positive rational from an int, Fraction or float (``Fraction(x)`` is exact)."""
     if isinstance(x, (bool, np.bool_)):
         raise TypeError(f"{name} must be a positive real number; got bool")
-    if isinstance(x, Fraction):
-        if x <= 0:
-            raise DomainError(f"{name} must be in (0, inf); got {x!r}", name=name, value=x)
-        return x
-    if isinstance(x, (numbers.Integral, np.integer)):
-        q = Fraction(int(x))
+    if isinstance(x, (Fraction, numbers.Integral, np.integer)):
+        q = x if isinstance(x, Fraction) else Fraction(int(x))
         if q <= 0:
             raise DomainError(f"{name} must be in (0, inf); got {x!r}", name=name, value=x)
+        if q > _MAX_DOUBLE:  # the accounting is in doubles
+            raise DomainError(f"{name} must be in (0, 1.8e308) (a finite double); got a number of "
+                              f"{len(str(int(q)))} digits", name=name, value=x)
         return q
     return Fraction(POSITIVE.check(name, x))
+
+
+_MAX_DOUBLE = Fraction(1.7976931348623157e308)
 
 
 def _phi(x: np.ndarray) -> np.ndarray:

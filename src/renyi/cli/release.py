@@ -1,0 +1,118 @@
+"""``renyi release``: noisy statistics from a table, under a zCDP budget, with a ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ._common import DelayedProgress, console, print_json, user_errors
+from ._format import fmt_num, fmt_up
+
+
+def release(
+    spec: Annotated[Path, typer.Argument(help="Release spec (TOML, or JSON with the same keys).", show_default=False)],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan (σ, ρ share, sensitivity, expected "
+                                                              "accuracy) and the report; read no row, spend nothing.")]
+    = False,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR",
+                                                help="Output directory (new or empty; default: [output] dir, "
+                                                     "else <spec>-release next to the spec).")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the plan, the report and the files as one JSON "
+                                                       "object.")] = False,
+) -> None:
+    """Release counts, sums and means by groups from a CSV/Parquet/DuckDB table.
+
+    The spec names the privacy unit and its contribution bounds (enforced in SQL before
+    aggregating), the budget (ρ, or ε and δ converted to plain ρ), and the queries over
+    public key lists. Sensitivities are derived, the budget is split by weight, the release is
+    spent on the ledger before any noisy value is written, and all files are written at once:
+    one per query (value, lower, upper: a 95 % interval), the privacy report and a manifest.
+
+    Examples:
+
+        renyi release examples/release/spec.toml --dry-run
+
+        renyi release examples/release/spec.toml --out results
+    """
+    with user_errors():
+        from renyi.release.run import release as run_release
+
+        with DelayedProgress("planning" if dry_run else "releasing"):
+            r = run_release(spec, dry_run=dry_run, out=out)
+        if json_:
+            print_json(_as_json(r))
+            return
+        render_plan(r)
+        from .report import render_report
+
+        render_report(r.report)
+        c = console()
+        if r.dry_run:
+            c.print("dry run: no row read, nothing spent, nothing written", style="dim", markup=False)
+        else:
+            c.print(f"spent ρ = {fmt_up(r.rho)} on the ledger (entry #{r.spend.id}, release {r.release_id})",
+                    markup=False)
+            for f in r.files:
+                c.print(f"wrote {f}", markup=False)
+
+
+def _as_json(r: Any) -> dict[str, Any]:
+    return {
+        "dry_run": r.dry_run,
+        "rho": r.rho,
+        "plan": _plan_rows(r),
+        "report": r.report.to_dict(),
+        "out_dir": r.out_dir,
+        "files": list(r.files),
+        "release_id": r.release_id or None,
+        "ledger_spend_id": None if r.spend is None else r.spend.id,
+    }
+
+
+def _plan_rows(r: Any) -> list[dict[str, Any]]:
+    rows = []
+    for qp in r.plan.queries:
+        for m in qp.measurements:
+            pname, pval = m.noise_parameter
+            rows.append({"query": m.query, "type": qp.query.type, "measurement": m.kind, "cells": m.cells,
+                         "noise": m.noise_name, pname: pval * m.unit, "rho_share": m.rho,
+                         "rho": m.achieved_rho, "l1": m.sensitivity.l1 * m.unit, "l2": m.sensitivity.l2 * m.unit,
+                         "derivation": m.sensitivity.derivation(),
+                         "half_width_95": m.half_width * m.unit})
+    return rows
+
+
+def render_plan(r: Any) -> None:
+    """The plan as a table: per measurement, noise, ρ share, sensitivities and accuracy."""
+    from rich.table import Table
+    from rich.text import Text
+
+    c = console()
+    plan = r.plan
+    spec = plan.spec
+    d = spec.data
+    head = Text()
+    head.append("renyi release", style="bold")
+    head.append(f" · {spec.source}")
+    c.print(head)
+    budget = ", ".join(f"{k} = {fmt_num(v)}" for k, v in spec.budget.items())
+    conv = "" if "rho" in spec.budget else f" → plain ρ = {spec.rho:.6g} (largest ρ-zCDP implying it)"
+    c.print(Text(f"budget: {budget}{conv}; privacy unit {d.privacy_unit!r}, ≤ {d.max_rows_per_unit} row(s) "
+                 f"per individual (random choice)"))
+    t = Table(title="Plan (one vector release per measurement; groups are disjoint cells)", title_justify="left")
+    for col, just in (("query", "left"), ("measure", "left"), ("cells", "right"), ("noise", "left"),
+                      ("σ / scale", "right"), ("ρ share", "right"), ("ℓ₁", "right"), ("ℓ₂", "right"),
+                      ("± 95 % per cell", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for row in _plan_rows(r):
+        par = row.get("sigma", row.get("scale"))
+        hw = "see interval" if row["type"] == "mean" else fmt_up(row["half_width_95"])
+        t.add_row(Text(row["query"]), row["measurement"], f"{row['cells']:,}", row["noise"], f"{par:.4g}",
+                  f"{row['rho']:.4g}", f"{row['l1']:.6g}", f"{row['l2']:.6g}", hw)
+    c.print(t)
+    for qp in plan.queries:
+        for m in qp.measurements:
+            c.print(Text(f"  {m.query} ({m.kind}): {m.sensitivity.derivation()}"
+                         + (f" (units of {fmt_num(m.unit)})" if m.unit != 1.0 else ""), style="dim"))

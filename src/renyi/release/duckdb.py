@@ -1,0 +1,242 @@
+"""The DuckDB engine: the plan as SQL, run by an embedded DuckDB (``pip install renyi[release]``).
+
+DuckDB reads CSV and Parquet files (and tables of DuckDB files) in place and runs the
+aggregation out of core: joins, windows and aggregates spill to a temporary directory when
+the table does not fit in memory. The statements are plain SQL built by the functions below
+(:meth:`DuckDBEngine.sql` returns them), so a backend for another SQL engine is one more
+module of the same shape.
+
+How the contract of :mod:`renyi.release.engine` is met:
+
+* the random choice of rows per individual is ``row_number() OVER (PARTITION BY unit ORDER
+  BY hash(salt, unit, <the row's values>))``; the ordering of one individual's rows depends on
+  nothing but those rows and the salt, so adding or removing an individual never changes
+  which rows another keeps (identical rows tie, and any choice among them gives the same
+  aggregates);
+* groups and rows per group are chosen the same way after a join with the public key list;
+* values are clamped with ``least/greatest``, divided by the granularity and rounded to
+  integers before summing, exactly as the plan's per-row bound assumes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ..errors import DomainError
+from .engine import Aggregates, Column, as_int64
+from .plan import Plan, QueryPlan
+from .spec import DataSpec, SpecError
+
+__all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
+
+_KEPT = "__renyi_kept"
+_UNIT = "__renyi_unit"
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+            "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+
+
+def quote_ident(name: str) -> str:
+    """A SQL identifier in double quotes (embedded quotes doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    """A SQL string literal in single quotes (embedded quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _import_duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError:
+        raise DomainError("renyi release needs DuckDB: pip install 'renyi[release]'", name="engine") from None
+    return duckdb
+
+
+def source_sql(data: DataSpec) -> str:
+    """The table expression of the source (a file read in place)."""
+    lit = quote_literal(data.source)
+    if data.format == "csv":
+        return f"read_csv({lit}, header = true, auto_detect = true)"
+    if data.format == "parquet":
+        return f"read_parquet({lit})"
+    assert data.table is not None
+    return f"__renyi_src.{quote_ident(data.table)}"
+
+
+def _needed(plan: Plan) -> list[str]:
+    cols: list[str] = []
+    for qp in plan.queries:
+        q = qp.query
+        for c in (*q.by, *([q.column] if q.column else [])):
+            if c not in cols:
+                cols.append(c)
+    return cols
+
+
+def kept_sql(plan: Plan, salt: int) -> str:
+    """Keep at most ``max_rows_per_unit`` rows per individual (salted-hash random choice).
+
+    Individuals within the bound keep every row without a window (the common case, and
+    cheap); only the rows of those above it are ranked by the salted hash. The result is the
+    same as ranking everyone.
+    """
+    d = plan.spec.data
+    m = int(d.max_rows_per_unit)
+    cols = [quote_ident(c) for c in _needed(plan)]
+    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}", *cols])
+    hashed = ", ".join([f"s.{_UNIT}", *(f"s.{c}" for c in cols)])
+    return (
+        f"CREATE OR REPLACE TEMP TABLE {_KEPT} AS "
+        f"WITH s AS (SELECT {proj} FROM {source_sql(d)}), "
+        f"c AS (SELECT {_UNIT}, count(*) AS __renyi_n FROM s GROUP BY {_UNIT}) "
+        f"SELECT s.* FROM s JOIN c USING ({_UNIT}) WHERE c.__renyi_n <= {m} "
+        f"UNION ALL "
+        f"SELECT * EXCLUDE (__renyi_h, __renyi_rn) FROM ("
+        f"SELECT *, row_number() OVER (PARTITION BY {_UNIT} ORDER BY __renyi_h) AS __renyi_rn FROM ("
+        f"SELECT s.*, hash({salt}::UBIGINT, {hashed}) AS __renyi_h FROM s JOIN c USING ({_UNIT}) "
+        f"WHERE c.__renyi_n > {m})) WHERE __renyi_rn <= {m}"
+    )
+
+
+def keys_table(i: int) -> str:
+    return f"__renyi_keys_{i}"
+
+
+def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
+    """Exact per-group row counts and clamped integer sums of one query, by key index."""
+    q = qp.query
+    m = plan.spec.data.max_rows_per_unit
+    sens = qp.measurements[0].sensitivity
+    on = " AND ".join(f"CAST(t.{quote_ident(c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
+    join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
+    if q.column is not None:
+        assert q.bounds is not None
+        col = quote_ident(q.column)
+        lo, hi = (repr(float(b)) for b in q.bounds)
+        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
+        v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
+             "AS BIGINT)")
+        where = f"WHERE t.{col} IS NOT NULL"
+    else:
+        v, where = "0", ""
+    filters = []
+    windows = []
+    if sens.groups < min(m, q.cells):
+        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT} ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx), idx) "
+                       "AS gr")
+        filters.append(f"gr <= {sens.groups}")
+    if sens.rows_per_group < m:
+        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, v)) "
+                       "AS rr")
+        filters.append(f"rr <= {sens.rows_per_group}")
+    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v FROM {_KEPT} t {join} {where}"
+    if windows:
+        inner = f"SELECT idx, v, {', '.join(windows)} FROM ({inner})"
+    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
+    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s "
+            f"FROM ({inner}) {cond} GROUP BY idx")
+
+
+class DuckDBEngine:
+    """Runs a plan with an embedded DuckDB.
+
+    Args:
+        data: the source table (a CSV, Parquet or DuckDB file).
+        memory_limit: DuckDB's memory limit, e.g. ``"4GB"`` (None: DuckDB's default, 80 % of RAM).
+        threads: worker threads (None: one per core).
+
+    Raises:
+        SpecError: the source file does not exist.
+        DomainError: DuckDB is not installed.
+    """
+
+    def __init__(self, data: DataSpec, *, memory_limit: str | None = None, threads: int | None = None) -> None:
+        if not os.path.exists(data.source):
+            raise SpecError(f"data: source {data.source}: no such file", name="source", value=data.source)
+        duckdb = _import_duckdb()
+        self._data = data
+        self._tmp = tempfile.mkdtemp(prefix="renyi-duckdb-")
+        self._con = duckdb.connect(":memory:")
+        try:
+            # Spill to a private temporary directory: tables larger than memory still aggregate.
+            self._con.execute(f"SET temp_directory = {quote_literal(self._tmp)}")
+            self._con.execute("SET preserve_insertion_order = false")
+            if memory_limit is not None:
+                self._con.execute(f"SET memory_limit = {quote_literal(memory_limit)}")
+            if threads is not None:
+                self._con.execute(f"SET threads = {int(threads)}")
+            if data.format == "duckdb":
+                self._con.execute(f"ATTACH {quote_literal(data.source)} AS __renyi_src (READ_ONLY)")
+        except Exception as e:
+            self.close()
+            raise SpecError(f"data: cannot open {data.source}: {_first_line(e)}", name="source") from None
+
+    def __enter__(self) -> DuckDBEngine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection and remove the spill directory."""
+        con = getattr(self, "_con", None)
+        if con is not None:
+            con.close()
+            self._con = None
+        shutil.rmtree(getattr(self, "_tmp", ""), ignore_errors=True)
+
+    def columns(self) -> dict[str, Column]:
+        try:
+            rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
+        except Exception as e:
+            raise SpecError(f"data: cannot read {self._data.source}: {_first_line(e)}", name="source") from None
+        out = {}
+        for name, typ, *_ in rows:
+            t = str(typ).upper()
+            out[str(name)] = Column(str(name), t, t.split("(")[0] in _NUMERIC)
+        return out
+
+    def null_count(self, column: str) -> int:
+        sql = f"SELECT count(*) FROM {source_sql(self._data)} WHERE {quote_ident(column)} IS NULL"
+        return int(self._con.execute(sql).fetchone()[0])
+
+    def sql(self, plan: Plan, salt: int) -> list[str]:
+        return [kept_sql(plan, salt), *(query_sql(i, qp, plan, salt) for i, qp in enumerate(plan.queries))]
+
+    def _register_keys(self, i: int, qp: QueryPlan) -> None:
+        q = qp.query
+        cols: dict[str, np.ndarray] = {"__renyi_idx": np.arange(len(q.keys), dtype=np.int64)}
+        for j in range(len(q.by)):
+            cols[f"k{j}"] = np.array([k[j] for k in q.keys], dtype=object)
+        if not q.by:
+            cols["k0"] = np.array([""], dtype=object)
+        self._con.register(keys_table(i), cols)
+
+    def aggregate(self, plan: Plan, salt: int) -> Aggregates:
+        statements = self.sql(plan, salt)
+        try:
+            self._con.execute(statements[0])
+            out: Aggregates = {}
+            for i, qp in enumerate(plan.queries):
+                self._register_keys(i, qp)
+                res = self._con.execute(statements[i + 1]).fetchnumpy()
+                idx = as_int64(res["idx"])
+                n = np.zeros(qp.query.cells, dtype=np.int64)
+                s = np.zeros(qp.query.cells, dtype=np.int64)
+                n[idx] = as_int64(res["n"])
+                s[idx] = as_int64(res["s"])
+                out[qp.query.name] = {"count": n, "sum": s}
+            return out
+        finally:
+            self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+
+
+def _first_line(e: BaseException) -> str:
+    s = str(e).strip().splitlines()
+    return s[0] if s else type(e).__name__

@@ -1,0 +1,587 @@
+"""Release specifications: what to release from a table, under which budget (TOML, JSON or a dict).
+
+A spec names the table, the column that identifies an individual (the *privacy unit*) with
+the contribution bounds the engine enforces, the budget, and the queries::
+
+    [data]
+    source = "people.csv"            # CSV, Parquet or a DuckDB file (then table = "name")
+    privacy_unit = "person_id"
+    max_rows_per_unit = 3            # rows kept per individual (a random choice, in SQL)
+    # max_groups_per_unit = 1        # optional: groups one individual may touch, per query
+    # max_rows_per_group = 1         # optional: rows one individual may add to one group
+
+    [privacy]
+    budget = { rho = 1.0 }           # or { epsilon = 1.0, delta = 1e-10 }: converted to plain ρ
+    ledger = "releases.db"           # optional durable ledger
+    noise = "discrete_gaussian"      # or "discrete_laplace"
+
+    [[query]]
+    name = "county counts"
+    type = "count"                   # count | sum | mean
+    by = ["county"]
+    keys = { file = "counties.csv" } # or { county = ["a", "b"] }: public, never from the data
+    weight = 0.4
+
+Parsing only reads the spec and the public key files; it never touches the table. Every
+problem is a :class:`SpecError` (a :class:`~renyi.errors.DomainError`) with a one-line
+message naming the query and key at fault, raised before anything is read or spent.
+
+    >>> s = parse_spec({"data": {"source": "t.csv", "privacy_unit": "id"},
+    ...                 "privacy": {"budget": {"rho": 0.5}},
+    ...                 "query": [{"name": "n", "type": "count", "by": ["g"],
+    ...                            "keys": {"g": ["a", "b"]}}]})
+    >>> s.rho, s.queries[0].keys
+    (0.5, (('a',), ('b',)))
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DomainError
+
+__all__ = [
+    "SpecError",
+    "DataSpec",
+    "QuerySpec",
+    "ReleaseSpec",
+    "QUERY_TYPES",
+    "NOISE_KINDS",
+    "OUTPUT_FORMATS",
+    "parse_spec",
+    "load_spec",
+]
+
+QUERY_TYPES = ("count", "sum", "mean")
+NOISE_KINDS = ("discrete_gaussian", "discrete_laplace")
+OUTPUT_FORMATS = ("csv", "parquet")
+#: δ at which the release's ε is reported when the spec gives none (the budget's δ wins).
+DEFAULT_REPORT_DELTA = 1e-6
+
+
+class SpecError(DomainError):
+    """A release spec cannot be read or describes an invalid release (one-line message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataSpec:
+    """The table and its privacy unit.
+
+    Attributes:
+        source: path of a CSV, Parquet or DuckDB file (absolute, or relative to the spec).
+        format: ``"csv"``, ``"parquet"`` or ``"duckdb"`` (from the suffix unless given).
+        table: the table inside a DuckDB file (None for CSV/Parquet).
+        privacy_unit: the column that identifies an individual; it may hold no NULLs.
+        max_rows_per_unit: m ≥ 1, rows kept per individual (a random choice of rows).
+        max_groups_per_unit: default bound on the groups one individual may touch in a query
+            (None: no bound beyond m).
+        max_rows_per_group: default bound on the rows one individual may add to one group
+            (None: no bound beyond m).
+    """
+
+    source: str
+    format: str
+    table: str | None
+    privacy_unit: str
+    max_rows_per_unit: int = 1
+    max_groups_per_unit: int | None = None
+    max_rows_per_group: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySpec:
+    """One query: an aggregate by groups over a public list of keys.
+
+    Attributes:
+        name: unique name (also the output file's stem).
+        type: ``"count"`` (rows), ``"sum"`` (clamped) or ``"mean"`` (sum/count, post-processed).
+        by: the grouping columns (may be empty: one total).
+        keys: the public key list, one tuple of strings per group (compared with the data as
+            text); groups absent from the data are released as noisy zeros.
+        column: the summed column (sum, mean), else None.
+        bounds: the clamping range (lower, upper) of ``column``, lower ≤ upper.
+        granularity: sums are taken of clamped values rounded to multiples of this (> 0), so
+            that integer (discrete) noise can be added exactly.
+        weight: the query's share of the budget, relative to the other queries' (> 0).
+        noise: ``"discrete_gaussian"`` or ``"discrete_laplace"``.
+        max_groups_per_unit / max_rows_per_group: the contribution bounds of this query
+            (None: unbounded beyond ``max_rows_per_unit``).
+        mean_sum_share: for a mean, the fraction of its ρ given to the sum (the rest goes to
+            the count), in (0, 1).
+    """
+
+    name: str
+    type: str
+    by: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
+    column: str | None = None
+    bounds: tuple[float, float] | None = None
+    granularity: float = 1.0
+    weight: float = 1.0
+    noise: str = "discrete_gaussian"
+    max_groups_per_unit: int | None = None
+    max_rows_per_group: int | None = None
+    mean_sum_share: float = 0.5
+    key_source: str = "inline"
+
+    @property
+    def cells(self) -> int:
+        """Number of released groups (the length of the key list)."""
+        return len(self.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSpec:
+    """A parsed release spec.
+
+    Attributes:
+        name: a title for the release (ledger labels and the report).
+        data: the table and its privacy unit.
+        queries: the queries, in order.
+        rho: the release's budget as plain ρ (an (ε, δ) budget converted to the largest
+            ρ-zCDP that implies it).
+        budget: the budget as written (``{"rho": ...}`` or ``{"epsilon": ..., "delta": ...}``).
+        delta: δ at which the report states ε.
+        ledger: path of the ledger (a SQLite file), or None for an in-memory one.
+        ledger_budget: the total a new ledger allows, as written (None: this release's budget).
+        out_dir: output directory (absolute or relative to the spec), or None for the default.
+        out_format: ``"csv"`` or ``"parquet"``.
+        memory_limit / threads: engine settings (None: DuckDB's defaults).
+        source: where the spec came from (a path or ``"<dict>"``).
+    """
+
+    name: str
+    data: DataSpec
+    queries: tuple[QuerySpec, ...]
+    rho: float
+    budget: Mapping[str, float]
+    delta: float
+    ledger: str | None = None
+    ledger_budget: Mapping[str, float] | None = None
+    out_dir: str | None = None
+    out_format: str = "csv"
+    memory_limit: str | None = None
+    threads: int | None = None
+    source: str = "<dict>"
+
+
+# --------------------------------------------------------------------------------------
+# Small checks, one grammar: "<where>: <key> must be <what>; got <value>"
+# --------------------------------------------------------------------------------------
+def _kind(v: Any) -> str:
+    return {str: "a string", bool: "a boolean", int: "an integer", float: "a number",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _real(where: str, key: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(float(v)):
+        raise SpecError(f"{where}: {key} must be a number; got {_kind(v)} {v!r}", name=key, value=v)
+    return float(v)
+
+
+def _int(where: str, key: str, v: Any, minimum: int = 1) -> int:
+    ok = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    if not ok or int(v) < minimum:
+        raise SpecError(f"{where}: {key} must be an integer in [{minimum}, inf); got {v!r}", name=key, value=v)
+    return int(v)
+
+
+def _str(where: str, key: str, v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise SpecError(f"{where}: {key} must be a non-empty string; got {_kind(v)} {v!r}", name=key, value=v)
+    return v
+
+
+def _choice(where: str, key: str, v: Any, options: Sequence[str]) -> str:
+    w = v.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(v, str) else v
+    if w not in options:
+        raise SpecError(f"{where}: {key} must be one of {', '.join(options)}; got {v!r}", name=key, value=v)
+    return str(w)
+
+
+def _keys_allowed(where: str, raw: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    for k in raw:
+        if k not in allowed:
+            raise SpecError(f"{where}: unknown key {k!r}; expected one of: {', '.join(allowed)}", name=str(k))
+
+
+def _resolve(base: str | None, path: str) -> str:
+    p = os.path.expanduser(path)
+    if base is not None and not os.path.isabs(p):
+        p = os.path.join(base, p)
+    return p
+
+
+# --------------------------------------------------------------------------------------
+# Sections
+# --------------------------------------------------------------------------------------
+_DATA_KEYS = ("source", "format", "table", "privacy_unit", "max_rows_per_unit", "max_groups_per_unit",
+              "max_rows_per_group")
+
+
+def _parse_data(raw: Any, base: str | None) -> DataSpec:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"data must be a table ([data]); got {_kind(raw)}")
+    _keys_allowed("data", raw, _DATA_KEYS)
+    for req in ("source", "privacy_unit"):
+        if req not in raw:
+            raise SpecError(f"data: missing required key {req!r}", name=req)
+    source = _resolve(base, _str("data", "source", raw["source"]))
+    if "format" in raw:
+        fmt = _choice("data", "format", raw["format"], ("csv", "parquet", "duckdb"))
+    else:
+        low = source.lower()
+        if low.endswith((".parquet", ".pq")):
+            fmt = "parquet"
+        elif low.endswith((".duckdb", ".db", ".ddb")):
+            fmt = "duckdb"
+        elif low.endswith((".csv", ".csv.gz", ".tsv")):
+            fmt = "csv"
+        else:
+            raise SpecError(f"data: cannot tell the format of {raw['source']!r} from its suffix; "
+                            "give format = \"csv\", \"parquet\" or \"duckdb\"", name="format")
+    table = None
+    if fmt == "duckdb":
+        if "table" not in raw:
+            raise SpecError("data: a DuckDB source needs table = \"name\"", name="table")
+        table = _str("data", "table", raw["table"])
+    elif "table" in raw:
+        raise SpecError(f"data: table is only for DuckDB files; got a {fmt} source", name="table")
+    unit = _str("data", "privacy_unit", raw["privacy_unit"])
+    m = _int("data", "max_rows_per_unit", raw.get("max_rows_per_unit", 1))
+    g = _int("data", "max_groups_per_unit", raw["max_groups_per_unit"]) if "max_groups_per_unit" in raw else None
+    r = _int("data", "max_rows_per_group", raw["max_rows_per_group"]) if "max_rows_per_group" in raw else None
+    return DataSpec(source, fmt, table, unit, m, g, r)
+
+
+def parse_budget(where: str, raw: Any) -> tuple[float, dict[str, float]]:
+    """Turn ``{rho}`` or ``{epsilon, delta}`` into plain ρ (and the budget as written).
+
+    An (ε, δ) target becomes the largest ρ such that ρ-zCDP implies (ε, δ)-DP through the
+    best zCDP → DP conversion ([CKS20] Cor. 13, [BS16] Lemma 38, whichever is tighter):
+    plain zCDP, never δ-approximate zCDP, so that the releases compose as ρ's.
+    """
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where} must be a table like {{ rho = 1.0 }} or {{ epsilon = 1.0, delta = 1e-10 }}; "
+                        f"got {_kind(raw)} {raw!r}")
+    _keys_allowed(where, raw, ("rho", "epsilon", "delta"))
+    if "rho" in raw:
+        if "epsilon" in raw or "delta" in raw:
+            raise SpecError(f"{where}: give either rho or epsilon and delta, not both")
+        rho = _real(where, "rho", raw["rho"])
+        if not 0.0 < rho < math.inf:
+            raise SpecError(f"{where}: rho must be in (0, inf); got {raw['rho']!r}", name="rho", value=raw["rho"])
+        return rho, {"rho": rho}
+    if "epsilon" not in raw or "delta" not in raw:
+        raise SpecError(f"{where}: needs rho, or epsilon and delta (δ > 0: a pure ε is not a ρ budget)")
+    eps = _real(where, "epsilon", raw["epsilon"])
+    delta = _real(where, "delta", raw["delta"])
+    if not 0.0 < eps < math.inf:
+        raise SpecError(f"{where}: epsilon must be in (0, inf); got {raw['epsilon']!r}", name="epsilon", value=eps)
+    if not 0.0 < delta < 1.0:
+        raise SpecError(f"{where}: delta must be in (0, 1); got {raw['delta']!r}", name="delta", value=delta)
+    from ..conversions import zcdp_rho_for
+
+    return zcdp_rho_for(eps, delta), {"epsilon": eps, "delta": delta}
+
+
+_PRIVACY_KEYS = ("budget", "delta", "ledger", "ledger_budget", "noise")
+
+
+def _read_keys_file(where: str, path: str, by: tuple[str, ...]) -> list[tuple[str, ...]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                raise SpecError(f"{where}: key file {path} is empty (it needs a header row naming {', '.join(by)})")
+            header = [h.strip() for h in header]
+            missing = [c for c in by if c not in header]
+            if missing:
+                raise SpecError(f"{where}: key file {path} has no column {missing[0]!r}; its header is "
+                                f"{', '.join(header)}", name=missing[0])
+            idx = [header.index(c) for c in by]
+            rows = []
+            for n, row in enumerate(reader, start=2):
+                if not row or all(not c.strip() for c in row):
+                    continue
+                if len(row) < len(header):
+                    raise SpecError(f"{where}: key file {path}, line {n}: expected {len(header)} fields; got {len(row)}")
+                rows.append(tuple(row[i] for i in idx))
+            return rows
+    except FileNotFoundError:
+        raise SpecError(f"{where}: key file {path}: no such file") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{where}: key file {path} is not UTF-8 text") from None
+    except OSError as e:
+        raise SpecError(f"{where}: key file {path}: cannot read ({e.strerror})") from None
+
+
+def _key_text(v: Any) -> str:
+    # Keys are matched with the data as text (DuckDB's CAST(... AS VARCHAR)).
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _parse_keys(where: str, raw: Any, by: tuple[str, ...], base: str | None) -> tuple[tuple[tuple[str, ...], ...], str]:
+    if not by:
+        if raw is not None:
+            raise SpecError(f"{where}: keys are only for queries with by columns")
+        return ((),), "total"
+    if raw is None:
+        raise SpecError(f"{where}: missing required key 'keys': the public list of groups "
+                        "(keys = { file = \"keys.csv\" } or keys = { column = [...] }); keys never come from the data",
+                        name="keys")
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: keys must be a table; got {_kind(raw)} {raw!r}", name="keys")
+    if "file" in raw:
+        if len(raw) != 1:
+            raise SpecError(f"{where}: keys: give a file or the lists of values per column, not both", name="keys")
+        path = _resolve(base, _str(where, "keys.file", raw["file"]))
+        rows = _read_keys_file(where, path, by)
+        src = path
+    else:
+        extra = [k for k in raw if k not in by]
+        if extra:
+            raise SpecError(f"{where}: keys has a list for {extra[0]!r}, which is not a by column "
+                            f"({', '.join(by)})", name="keys")
+        missing = [c for c in by if c not in raw]
+        if missing:
+            raise SpecError(f"{where}: keys needs the list of values of {missing[0]!r}", name="keys")
+        lists = []
+        for c in by:
+            vals = raw[c]
+            if not isinstance(vals, list) or any(isinstance(v, (list, dict)) or v is None for v in vals):
+                raise SpecError(f"{where}: keys.{c} must be a list of values; got {_kind(vals)} {vals!r}", name="keys")
+            lists.append([_key_text(v) for v in vals])
+            dup = _first_duplicate([(v,) for v in lists[-1]])
+            if dup is not None:
+                raise SpecError(f"{where}: the key list of {c!r} has a duplicate: {dup[0]!r}", name="keys",
+                                value=dup[0])
+        rows = list(itertools.product(*lists))  # the groups are the cross product
+        src = "inline"
+    if not rows:
+        raise SpecError(f"{where}: the key list is empty", name="keys")
+    dup = _first_duplicate(rows)
+    if dup is not None:
+        shown = dup[0] if len(dup) == 1 else dup
+        raise SpecError(f"{where}: the key list has a duplicate: {shown!r}", name="keys", value=dup)
+    return tuple(rows), src
+
+
+def _first_duplicate(rows: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
+    seen: set[tuple[str, ...]] = set()
+    for r in rows:
+        if r in seen:
+            return r
+        seen.add(r)
+    return None
+
+
+_QUERY_KEYS = ("name", "type", "by", "keys", "column", "bounds", "granularity", "weight", "noise",
+               "max_groups_per_unit", "max_rows_per_group", "mean_sum_share")
+_SAFE = re.compile(r"[^\w.-]+")
+
+
+def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None, seen: set[str]) -> QuerySpec:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"query #{i}: must be a table ([[query]]); got {_kind(raw)}")
+    name = raw.get("name", f"query{i}")
+    name = _str(f"query #{i}", "name", name)
+    where = f"query {name!r}"
+    stem = _SAFE.sub("_", name.strip()).strip("._") or f"query{i}"
+    if stem in seen:
+        raise SpecError(f"{where}: duplicate name (each query needs its own name and output file)", name="name")
+    seen.add(stem)
+    _keys_allowed(where, raw, _QUERY_KEYS)
+    if "type" not in raw:
+        raise SpecError(f"{where}: missing required key 'type' ({', '.join(QUERY_TYPES)})", name="type")
+    qtype = _choice(where, "type", raw["type"], QUERY_TYPES)
+    by_raw = raw.get("by", [])
+    if isinstance(by_raw, str):
+        by_raw = [by_raw]
+    if not isinstance(by_raw, list) or not all(isinstance(c, str) and c.strip() for c in by_raw):
+        raise SpecError(f"{where}: by must be a list of column names; got {by_raw!r}", name="by")
+    by = tuple(by_raw)
+    if len(set(by)) != len(by):
+        raise SpecError(f"{where}: by names a column twice: {by_raw!r}", name="by")
+    if data.privacy_unit in by:
+        raise SpecError(f"{where}: cannot group by the privacy unit {data.privacy_unit!r}", name="by")
+    keys, key_source = _parse_keys(where, raw.get("keys"), by, base)
+    column = None
+    bounds = None
+    if qtype == "count":
+        for k in ("column", "bounds", "mean_sum_share"):
+            if k in raw:
+                raise SpecError(f"{where}: {k} is not used by a count query", name=k)
+    else:
+        if "column" not in raw:
+            raise SpecError(f"{where}: a {qtype} query needs column = \"name\"", name="column")
+        column = _str(where, "column", raw["column"])
+        if column == data.privacy_unit:
+            raise SpecError(f"{where}: cannot sum the privacy unit {column!r}", name="column")
+        b = raw.get("bounds")
+        if not isinstance(b, list) or len(b) != 2:
+            raise SpecError(f"{where}: a {qtype} query needs bounds = [lower, upper] (the clamping range); "
+                            f"got {b!r}", name="bounds", value=b)
+        lo, hi = _real(where, "bounds[0]", b[0]), _real(where, "bounds[1]", b[1])
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise SpecError(f"{where}: bounds must be finite; got {b!r}", name="bounds", value=b)
+        if lo > hi:
+            raise SpecError(f"{where}: bounds must satisfy lower <= upper; got lower = {b[0]!r} > upper = {b[1]!r}",
+                            name="bounds", value=b)
+        bounds = (lo, hi)
+    gran = _real(where, "granularity", raw.get("granularity", 1.0))
+    if not 0.0 < gran < math.inf:
+        raise SpecError(f"{where}: granularity must be in (0, inf); got {raw.get('granularity')!r}",
+                        name="granularity", value=gran)
+    if bounds is not None and max(abs(bounds[0]), abs(bounds[1])) / gran > 2.0**52:
+        raise SpecError(f"{where}: bounds/granularity exceeds 2**52 (values would not be exact integers); "
+                        "use a coarser granularity", name="granularity", value=gran)
+    weight = _real(where, "weight", raw.get("weight", 1.0))
+    if not 0.0 < weight < math.inf:
+        raise SpecError(f"{where}: weight must be in (0, inf); got {raw.get('weight')!r}", name="weight",
+                        value=weight)
+    qnoise = _choice(where, "noise", raw["noise"], NOISE_KINDS) if "noise" in raw else noise
+    g = _int(where, "max_groups_per_unit", raw["max_groups_per_unit"]) if "max_groups_per_unit" in raw \
+        else data.max_groups_per_unit
+    r = _int(where, "max_rows_per_group", raw["max_rows_per_group"]) if "max_rows_per_group" in raw \
+        else data.max_rows_per_group
+    share = _real(where, "mean_sum_share", raw.get("mean_sum_share", 0.5))
+    if not 0.0 < share < 1.0:
+        raise SpecError(f"{where}: mean_sum_share must be in (0, 1); got {raw.get('mean_sum_share')!r}",
+                        name="mean_sum_share", value=share)
+    if qtype != "mean" and "mean_sum_share" in raw:
+        raise SpecError(f"{where}: mean_sum_share is only for mean queries", name="mean_sum_share")
+    return QuerySpec(name=name, type=qtype, by=by, keys=keys, column=column, bounds=bounds, granularity=gran,
+                     weight=weight, noise=qnoise, max_groups_per_unit=g, max_rows_per_group=r,
+                     mean_sum_share=share, key_source=key_source)
+
+
+def output_stem(query: QuerySpec) -> str:
+    """The output file's stem of a query: its name with characters unsafe in file names as ``_``."""
+    return _SAFE.sub("_", query.name.strip()).strip("._") or "query"
+
+
+def parse_spec(data: Mapping[str, Any], *, base_dir: str | None = None, source: str = "<dict>") -> ReleaseSpec:
+    """Build a :class:`ReleaseSpec` from decoded TOML/JSON data (or a dict).
+
+    Args:
+        data: the spec: ``[data]``, ``[privacy]``, ``[[query]]`` and optional ``[output]``,
+            ``[engine]`` and ``title``.
+        base_dir: directory against which relative paths (source, key files, ledger, output)
+            are resolved; None: the current directory.
+        source: where the spec came from, for messages and the report.
+
+    Raises:
+        SpecError: with a one-line message naming the section, query and key at fault.
+    """
+    if not isinstance(data, Mapping):
+        raise SpecError(f"a release spec must be a table/object at top level; got {_kind(data)}")
+    _keys_allowed("spec", data, ("title", "data", "privacy", "query", "output", "engine"))
+    for sec in ("data", "privacy", "query"):
+        if sec not in data:
+            raise SpecError(f"spec: missing required section [{sec}]" if sec != "query"
+                            else "spec: no queries: add at least one [[query]] table")
+    ds = _parse_data(data["data"], base_dir)
+    priv = data["privacy"]
+    if not isinstance(priv, Mapping):
+        raise SpecError(f"privacy must be a table ([privacy]); got {_kind(priv)}")
+    _keys_allowed("privacy", priv, _PRIVACY_KEYS)
+    if "budget" not in priv:
+        raise SpecError("privacy: missing required key 'budget' ({ rho = ... } or { epsilon = ..., delta = ... })",
+                        name="budget")
+    rho, budget = parse_budget("privacy.budget", priv["budget"])
+    if "delta" in priv:
+        d = _real("privacy", "delta", priv["delta"])
+        if not 0.0 < d < 1.0:
+            raise SpecError(f"privacy: delta must be in (0, 1); got {priv['delta']!r}", name="delta", value=d)
+    else:
+        d = budget.get("delta", DEFAULT_REPORT_DELTA)
+    ledger = _resolve(base_dir, _str("privacy", "ledger", priv["ledger"])) if "ledger" in priv else None
+    ledger_budget = None
+    if "ledger_budget" in priv:
+        if ledger is None:
+            raise SpecError("privacy: ledger_budget needs a ledger = \"file.db\"", name="ledger_budget")
+        _, ledger_budget = parse_budget("privacy.ledger_budget", priv["ledger_budget"])
+    noise = _choice("privacy", "noise", priv["noise"], NOISE_KINDS) if "noise" in priv else "discrete_gaussian"
+
+    qs = data["query"]
+    if isinstance(qs, Mapping):
+        qs = [qs]
+    if not isinstance(qs, list) or not qs:
+        raise SpecError("query must be a non-empty list of tables ([[query]])")
+    seen: set[str] = set()
+    queries = tuple(_parse_query(i + 1, q, ds, noise, base_dir, seen) for i, q in enumerate(qs))
+
+    out = data.get("output", {})
+    if not isinstance(out, Mapping):
+        raise SpecError(f"output must be a table ([output]); got {_kind(out)}")
+    _keys_allowed("output", out, ("dir", "format"))
+    out_dir = _resolve(base_dir, _str("output", "dir", out["dir"])) if "dir" in out else None
+    out_format = _choice("output", "format", out["format"], OUTPUT_FORMATS) if "format" in out else "csv"
+
+    eng = data.get("engine", {})
+    if not isinstance(eng, Mapping):
+        raise SpecError(f"engine must be a table ([engine]); got {_kind(eng)}")
+    _keys_allowed("engine", eng, ("memory_limit", "threads"))
+    mem = _str("engine", "memory_limit", eng["memory_limit"]) if "memory_limit" in eng else None
+    if mem is not None and not re.fullmatch(r"\s*\d+(\.\d+)?\s*[KMGT]i?B\s*", mem, flags=re.IGNORECASE):
+        raise SpecError(f"engine: memory_limit must look like \"4GB\"; got {mem!r}", name="memory_limit", value=mem)
+    threads = _int("engine", "threads", eng["threads"]) if "threads" in eng else None
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise SpecError(f"title must be a string; got {_kind(title)}")
+    return ReleaseSpec(name=title or os.path.basename(source), data=ds, queries=queries, rho=rho, budget=budget,
+                       delta=d, ledger=ledger, ledger_budget=ledger_budget, out_dir=out_dir, out_format=out_format,
+                       memory_limit=mem, threads=threads, source=source)
+
+
+def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
+    """Read and parse a spec file: TOML, or JSON when the name ends in ``.json``.
+
+    Relative paths inside the spec are resolved against the spec's directory.
+
+    Raises:
+        SpecError: missing or unreadable file, syntax error, or an invalid spec.
+    """
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise SpecError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise SpecError(f"{p}: is a directory, not a release spec") from None
+    except OSError as e:
+        raise SpecError(f"{p}: cannot read ({e.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{p}: not a UTF-8 text file") from None
+    data: Any
+    if p.lower().endswith(".json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SpecError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise SpecError(f"{p}: TOML syntax error: {str(e).splitlines()[0]}") from None
+    try:
+        return parse_spec(data, base_dir=os.path.dirname(os.path.abspath(p)), source=p)
+    except SpecError as e:
+        raise SpecError(f"{p}: {e}", name=e.name, value=e.value) from None

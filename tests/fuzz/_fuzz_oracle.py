@@ -1,0 +1,177 @@
+"""The fuzz oracle: run one call with a time limit and classify what happened.
+
+Every call of the public API must either return a finite, valid value (no NaN anywhere; the
+checks given by the caller: trivial bounds and laws) or raise a renyi error: a
+:class:`renyi.errors.RenyiError` (``DomainError`` is a ``ValueError``), or a ``TypeError``
+raised on purpose by renyi for a wrong type. Anything else is a finding:
+
+* ``non_library``: another exception (ZeroDivisionError, OverflowError, IndexError, a bare
+  ValueError, a TypeError from deep inside numpy, ...);
+* ``nan``: a NaN in the result;
+* ``hang``: the call took longer than :data:`TIMEOUT` seconds;
+* ``accepted_invalid``: an input outside its documented domain was accepted;
+* ``invalid_result``: a result that breaks a trivial bound or a law.
+
+In-domain inputs that are refused with a renyi error are counted (``rejected_valid``) but are
+not failures: a conversion may legitimately not exist. The totals of a session are printed
+by ``tests/fuzz/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import math
+import os
+import signal
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from renyi.errors import DomainError, RenyiError
+
+#: Seconds after which a call counts as a hang (10 s by default so that a loaded CI machine does
+#: not fail the suite; the reported fuzz counts use RENYI_FUZZ_TIMEOUT=5).
+TIMEOUT = float(os.environ.get("RENYI_FUZZ_TIMEOUT", "10"))
+#: Examples per fuzz target: small in the default suite, large with ``-m fuzz``.
+SHORT = int(os.environ.get("RENYI_FUZZ_SHORT", "20"))
+LONG = int(os.environ.get("RENYI_FUZZ_LONG", "1500"))
+
+COUNTS: Counter[str] = Counter()
+FINDINGS: list[str] = []
+KINDS = ("non_library", "nan", "hang", "accepted_invalid", "invalid_result")
+
+
+class Hang(BaseException):
+    """Raised by the alarm inside a call that takes too long (a BaseException, so that no
+    ``except Exception`` in the library swallows it)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Hang()
+
+
+def _deliberate(exc: BaseException) -> bool:
+    """A TypeError raised by a ``raise`` statement in renyi's own code (a wrong-type error)."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return False
+    fname = last.tb_frame.f_code.co_filename
+    if f"{os.sep}renyi{os.sep}" not in fname:
+        return False
+    line = linecache.getline(fname, last.tb_lineno).strip()
+    return line.startswith("raise ") or line.startswith("raise(") or " raise " in line
+
+
+def has_nan(x: Any, depth: int = 0) -> bool:
+    """Whether a NaN hides anywhere in a result (numbers, arrays, tuples, dataclasses)."""
+    if depth > 4:
+        return False
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (float, np.floating)):
+        return math.isnan(float(x))
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fc" and bool(np.any(np.isnan(x)))
+    if isinstance(x, (tuple, list)):
+        return any(has_nan(v, depth + 1) for v in x[:64])
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return any(has_nan(getattr(x, f.name, None), depth + 1) for f in dataclasses.fields(x))
+    return False
+
+
+def record(kind: str, what: str) -> None:
+    COUNTS[kind] += 1
+    if len(what) > 400:
+        what = what[:300] + " ... " + what[-90:]
+    if len(FINDINGS) < 2000:
+        FINDINGS.append(f"{kind}: {what}")
+
+
+def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = True,
+         check: Callable[[Any], str | None] | None = None, **kwargs: Any) -> Any:
+    """Run ``fn(*args, **kwargs)`` under the oracle; return its result (None on error).
+
+    Args:
+        what: a description for the findings list (the call with its arguments).
+        valid: True when every argument is in its documented domain, False when one is
+            not (the call must raise), None when the domain does not decide (either is fine).
+        check: extra validity check of a returned value: a message when it is invalid.
+    """
+    COUNTS["tried"] += 1
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                out = fn(*args, **kwargs)
+    except Hang:
+        record("hang", f"{what} (> {TIMEOUT:g} s)")
+        return None
+    except RenyiError as exc:
+        if not str(exc):
+            record("non_library", f"{what}: {type(exc).__name__} without a message")
+        elif isinstance(exc, DomainError) and valid:
+            COUNTS["rejected_valid"] += 1
+        else:
+            COUNTS["library_error"] += 1
+        return None
+    except TypeError as exc:
+        if _deliberate(exc):
+            COUNTS["rejected_valid" if valid else "library_error"] += 1
+        else:
+            record("non_library", f"{what}: TypeError {exc}")
+        return None
+    except RecursionError as exc:
+        record("non_library", f"{what}: RecursionError {str(exc)[:80]}")
+        return None
+    except Exception as exc:  # noqa: BLE001 - the finding is the point
+        record("non_library", f"{what}: {type(exc).__name__} {str(exc)[:160]}")
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if time.perf_counter() - t0 > TIMEOUT:
+        record("hang", f"{what} (> {TIMEOUT:g} s, not interruptible)")
+    if has_nan(out):
+        record("nan", f"{what} -> {out!r:.160}")
+        return None
+    if valid is False:
+        record("accepted_invalid", f"{what} -> {out!r:.160}")
+        return None
+    COUNTS["ok"] += 1
+    if check is not None:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                msg = check(out)
+        except Hang:
+            record("hang", f"checking {what}")
+            return None
+        except (RenyiError, TypeError) as exc:
+            msg = None if isinstance(exc, RenyiError) or _deliberate(exc) else f"check raised TypeError: {exc}"
+        except Exception as exc:  # noqa: BLE001
+            msg = f"check raised {type(exc).__name__}: {exc}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        if msg:
+            record("invalid_result", f"{what}: {msg}")
+            return None
+    return out
+
+
+def findings_since(start: int) -> list[str]:
+    return FINDINGS[start:]

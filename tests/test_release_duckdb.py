@@ -1,0 +1,359 @@
+"""Releases end to end on DuckDB: bounds enforced in SQL, coverage, ledger, crashes, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from _peers import need
+
+duckdb = need("duckdb")
+
+import renyi  # noqa: E402
+from renyi import Accountant, BudgetExceededError  # noqa: E402
+from renyi.cli import app  # noqa: E402
+from renyi.release import SpecError, add_noise, make_plan, parse_spec  # noqa: E402
+from renyi.release.duckdb import DuckDBEngine  # noqa: E402
+
+GROUPS = [f"g{i:03d}" for i in range(200)]
+
+
+def make_table(path: Path, n: int, *, units: int, seed: int = 0, extra: dict | None = None) -> dict:
+    """A table of n rows: id, grp (200 groups), x (some values outside [0, 100], some NULL)."""
+    rng = np.random.default_rng(seed)
+    cols = {
+        "id": rng.integers(0, units, n),
+        "grp": np.array(GROUPS, dtype=object)[rng.integers(0, 190, n)],  # g190..g199 never occur
+        "x": rng.normal(50, 40, n).round(2),
+    }
+    if extra:
+        cols = {k: np.concatenate([cols[k], np.asarray(extra[k], dtype=cols[k].dtype)]) for k in cols}
+    con = duckdb.connect()
+    con.register("t", cols)
+    fmt = "FORMAT PARQUET" if path.suffix == ".parquet" else "FORMAT CSV, HEADER"
+    con.execute(f"COPY (SELECT id, grp, CASE WHEN x < -90 THEN NULL ELSE x END AS x FROM t) TO '{path}' ({fmt})")
+    con.close()
+    return cols
+
+
+def spec(path: Path, tmp: Path, *, m: int = 1000, rho: float = 1.0, queries=None, **priv) -> dict:
+    qs = queries or [
+        {"name": "counts", "type": "count", "by": ["grp"], "keys": {"grp": GROUPS}, "weight": 1},
+        {"name": "sums", "type": "sum", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": {"grp": GROUPS},
+         "weight": 1, "granularity": 0.5},
+        {"name": "means", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"],
+         "keys": {"grp": GROUPS}, "weight": 1},
+    ]
+    return {"data": {"source": str(path), "privacy_unit": "id", "max_rows_per_unit": m},
+            "privacy": {"budget": {"rho": rho}, **priv}, "query": qs}
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> tuple[Path, dict]:
+    """10⁶ rows, 200 000 individuals (≤ ~20 rows each), as Parquet."""
+    d = tmp_path_factory.mktemp("big")
+    p = d / "people.parquet"
+    return p, make_table(p, 1_000_000, units=200_000)
+
+
+def exact(cols: dict, *, bounds=(0.0, 100.0), gran=0.5):
+    """Independent truth (numpy), when no contribution bound binds."""
+    idx = {g: i for i, g in enumerate(GROUPS)}
+    gi = np.array([idx[g] for g in cols["grp"]])
+    x = cols["x"]
+    ok = ~(x < -90)  # NULLs in the file
+    n = np.bincount(gi, minlength=len(GROUPS))
+    v = np.floor(np.clip(x, *bounds) / gran + 0.5)  # SQL round(): half away from zero (v ≥ 0 here)
+    s = np.bincount(gi[ok], weights=v[ok], minlength=len(GROUPS)).astype(np.int64)
+    c = np.bincount(gi[ok], minlength=len(GROUPS))
+    return n, s, c
+
+
+def test_end_to_end_counts_cover_at_the_stated_rate(big, tmp_path):
+    """10⁶ rows: the engine's aggregates equal an independent computation, and over repeated
+    noise draws the 95 % intervals cover the exact counts at the exact coverage (a binomial
+    test that fails if the intervals were too narrow)."""
+    path, cols = big
+    plan = make_plan(parse_spec(spec(path, tmp_path, m=1000)))
+    with DuckDBEngine(plan.spec.data) as eng:
+        agg = eng.aggregate(plan, salt=1)
+    n, s, c = exact(cols)
+    assert np.array_equal(agg["counts"]["count"], n)
+    assert np.array_equal(agg["sums"]["sum"], s)  # clamping and rounding as planned
+    assert np.array_equal(agg["means"]["count"], c)
+    assert np.all(n[190:] == 0)  # keys absent from the data are zeros (released as noisy zeros)
+
+    rng = np.random.default_rng(7)
+    reps = 40
+    hits = 0
+    for _ in range(reps):
+        (cnt, *_rest) = add_noise(plan, agg, rng)
+        hits += int(np.sum((cnt.lower <= n) & (n <= cnt.upper)))
+    m = plan.measurements[0]
+    s2 = float(m.mechanism.sigma) ** 2
+    z = np.arange(-50 * int(math.sqrt(s2) + 1), 50 * int(math.sqrt(s2) + 1) + 1)
+    w = np.exp(-z * z / (2 * s2))
+    p = w[np.abs(z) <= m.half_width].sum() / w.sum()
+    assert p >= 0.95
+    trials = reps * len(GROUPS)
+    assert stats.binomtest(hits, trials, p).pvalue > 1e-4, (hits / trials, p)
+
+
+def test_sums_respect_clamping_and_means_stay_in_bounds(tmp_path):
+    """Released sums are the clamped sums plus noise; means and intervals lie in the bounds."""
+    path = tmp_path / "t.csv"
+    cols = make_table(path, 20_000, units=20_000, seed=3)
+    assert np.bincount(cols["id"]).max() <= 10  # the row bound does not bind: the truth is `exact`
+    qs = [dict(q, bounds=[0, 50]) if "bounds" in q else q for q in spec(path, tmp_path)["query"]]
+    r = renyi.release(spec(path, tmp_path, m=10, rho=50.0, queries=qs), out=tmp_path / "out",
+                      rng=np.random.default_rng(0))
+    _, s, _ = exact(cols, bounds=(0.0, 50.0))
+    sums = r.results[1]
+    hw = r.plan.queries[1].half_width
+    assert np.all(np.abs(sums.value - s * 0.5) <= 6 * hw)
+    unclamped = np.bincount([GROUPS.index(g) for g in cols["grp"]], weights=np.nan_to_num(cols["x"]),
+                            minlength=200)
+    assert np.max(np.abs(sums.value - unclamped)) > 6 * hw  # clamping changed the sums: the test can fail
+    means = r.results[2]
+    assert np.all((0 <= means.lower) & (means.lower <= means.value) & (means.value <= means.upper)
+                  & (means.upper <= 50))
+
+
+@pytest.mark.parametrize("bounds", [{}, {"max_groups_per_unit": 2, "max_rows_per_group": 1}])
+def test_an_over_contributing_individual_moves_nothing_beyond_the_sensitivity(tmp_path, bounds):
+    """Adding one individual with 60 rows over 30 groups changes the released vectors (same
+    salt, same noise) by at most the derived ℓ₁/ℓ₂ sensitivities; other individuals' rows
+    are untouched."""
+    base = tmp_path / "base.parquet"
+    more = tmp_path / "more.parquet"
+    extra = {"id": [10**9] * 60, "grp": [GROUPS[i % 30] for i in range(60)], "x": [1000.0] * 60}
+    make_table(base, 30_000, units=3_000, seed=5)
+    make_table(more, 30_000, units=3_000, seed=5, extra=extra)
+    qs = [dict(q, **bounds) for q in spec(base, tmp_path)["query"]]
+    out = {}
+    for name, path in (("base", base), ("more", more)):
+        sp = parse_spec(spec(path, tmp_path, m=4, queries=qs))
+        plan = make_plan(sp)
+        with DuckDBEngine(sp.data) as eng:
+            agg = eng.aggregate(plan, salt=12345)
+        out[name] = (plan, agg, add_noise(plan, agg, np.random.default_rng(1)))
+    plan = out["base"][0]
+    for qp in plan.queries:
+        for m in qp.measurements:
+            d = out["more"][1][qp.query.name][m.kind] - out["base"][1][qp.query.name][m.kind]
+            assert np.abs(d).sum() <= m.sensitivity.l1
+            assert math.sqrt(float(np.sum(d.astype(float) ** 2))) <= m.sensitivity.l2 + 1e-9
+            assert np.abs(d).sum() > 0  # the individual was counted (so the bound is exercised)
+    for a, b, qp in zip(out["base"][2], out["more"][2], plan.queries):
+        if qp.query.type == "count":
+            assert np.max(np.abs(b.value - a.value)) <= qp.measurements[0].sensitivity.l1
+        if qp.query.type == "sum":
+            assert np.max(np.abs(b.value - a.value)) <= qp.measurements[0].sensitivity.l1 * 0.5
+
+
+def test_ledger_equals_report_and_a_second_release_over_budget_writes_nothing(tmp_path):
+    """The ledger's spend is the report's ρ; a release that would exceed the ledger's budget
+    is refused: no file, no ledger entry."""
+    path = tmp_path / "t.parquet"
+    make_table(path, 5_000, units=1_000)
+    ledger = tmp_path / "l.db"
+    r = renyi.release(spec(path, tmp_path, m=3, ledger=str(ledger)), out=tmp_path / "a")
+    assert sorted(os.listdir(tmp_path / "a")) == ["counts.csv", "means.csv", "release.json", "report.json",
+                                                  "sums.csv"]
+    with Accountant(ledger=str(ledger)) as acct:
+        assert len(acct.history) == 1
+        assert acct.spent.to_zcdp().rho == pytest.approx(r.report.rho, rel=1e-12)
+        assert r.report.rho <= 1.0
+    man = json.loads((tmp_path / "a" / "release.json").read_text())
+    assert man["ledger_spend_id"] == 1 and man["release_id"] in r.spend.label
+    with pytest.raises(BudgetExceededError):
+        renyi.release(spec(path, tmp_path, m=3, ledger=str(ledger)), out=tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+    with Accountant(ledger=str(ledger)) as acct:
+        assert len(acct.history) == 1
+
+
+_CRASH = """
+import os, signal, sys, numpy as np, renyi
+stage = sys.argv[1]
+def hook(s):
+    if s == stage:
+        os.kill(os.getpid(), signal.SIGKILL)
+renyi.release(sys.argv[3], out=sys.argv[4], hook=hook)
+"""
+
+
+@pytest.mark.parametrize("stage", ["spent", "before rename",
+                                   pytest.param("aggregating", marks=pytest.mark.slow),
+                                   pytest.param("file written", marks=pytest.mark.slow),
+                                   pytest.param("done", marks=pytest.mark.slow)])
+def test_a_kill_leaves_no_or_complete_output_and_a_ledger_that_reopens(tmp_path, stage):
+    """Killed (SIGKILL) at any stage: the output directory is absent or complete, the ledger
+    reopens, and it holds the spend iff the kill came after it."""
+    path = tmp_path / "t.parquet"
+    make_table(path, 5_000, units=1_000)
+    sp = spec(path, tmp_path, m=3, ledger=str(tmp_path / "l.db"))
+    (tmp_path / "spec.json").write_text(json.dumps(sp))
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-c", _CRASH, stage, "kill", str(tmp_path / "spec.json"), str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    if out.exists():
+        assert stage == "done"
+        assert sorted(os.listdir(out)) == ["counts.csv", "means.csv", "release.json", "report.json", "sums.csv"]
+        assert len((out / "counts.csv").read_text().splitlines()) == 201
+    else:
+        assert stage != "done"
+    with Accountant(ledger=str(tmp_path / "l.db")) as acct:
+        labels = [s.label for s in acct.history]
+    assert len(labels) == (0 if stage == "aggregating" else 1)
+    assert all(lb.startswith("release ") for lb in labels)
+
+
+def test_a_failure_after_the_spend_is_recorded_and_writes_nothing(tmp_path):
+    """An error while writing: no output directory, the spend stays, and the ledger records
+    the failure (a zero-cost entry naming it)."""
+    path = tmp_path / "t.parquet"
+    make_table(path, 5_000, units=1_000)
+    sp = spec(path, tmp_path, m=3, ledger=str(tmp_path / "l.db"))
+
+    def hook(stage):
+        if stage == "file written":
+            raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        renyi.release(sp, out=tmp_path / "out", hook=hook)
+    assert not (tmp_path / "out").exists()
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".out.tmp")]
+    with Accountant(ledger=str(tmp_path / "l.db")) as acct:
+        h = acct.history
+    assert len(h) == 2 and h[0].guarantee.to_zcdp().rho > 0 and h[1].guarantee.to_zcdp().rho == 0
+    assert "FAILED after its spend #1" in h[1].label and "disk on fire" in h[1].label
+
+
+def _ledger_rows(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with Accountant(ledger=str(path)) as acct:
+        return len(acct.history)
+
+
+@pytest.mark.parametrize("case, words", [
+    ("missing column", "column 'nope' is not in"),
+    ("null unit", "has 1 NULL value(s)"),
+    ("text sum", "must be numeric to be summed"),
+    ("out not empty", "exists and is not empty"),
+])
+def test_bad_input_is_refused_before_anything_is_spent(tmp_path, case, words):
+    """Problems found only with the table are still reported before the spend: nothing recorded."""
+    path = tmp_path / "t.csv"
+    make_table(path, 2_000, units=500)
+    out = tmp_path / "out"
+    qs = None
+    if case == "missing column":
+        qs = [{"name": "c", "type": "count", "by": ["nope"], "keys": {"nope": ["a"]}}]
+    elif case == "text sum":
+        qs = [{"name": "s", "type": "sum", "column": "grp", "bounds": [0, 1]}]
+    elif case == "null unit":
+        con = duckdb.connect()
+        con.execute(f"COPY (SELECT * FROM read_csv('{path}') UNION ALL SELECT NULL, 'g000', 1.0) TO '{path}.2.csv' "
+                    "(FORMAT CSV, HEADER)")
+        con.close()
+        path = Path(f"{path}.2.csv")
+    elif case == "out not empty":
+        out.mkdir()
+        (out / "x").write_text("")
+    ledger = tmp_path / "l.db"
+    with pytest.raises(SpecError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        renyi.release(spec(path, tmp_path, queries=qs, ledger=str(ledger)), out=out)
+    assert _ledger_rows(ledger) == 0
+
+
+def test_dry_run_reads_no_row(tmp_path):
+    """A dry run plans and reports without the table existing, and spends nothing."""
+    sp = spec(tmp_path / "absent.parquet", tmp_path, ledger=str(tmp_path / "l.db"))
+    r = renyi.release(sp, dry_run=True)
+    assert r.dry_run and r.files == () and r.report.rho <= 1.0
+    assert not (tmp_path / "l.db").exists()
+
+
+def test_parquet_output_and_duckdb_source_with_discrete_laplace(tmp_path):
+    """A DuckDB table in, Parquet files out, discrete Laplace noise: same columns as CSV."""
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE people AS SELECT i % 300 AS id, 'g00' || (i % 3)::VARCHAR AS grp, "
+                "(i % 7)::DOUBLE AS x FROM range(3000) t(i)")
+    con.close()
+    sp = {"data": {"source": str(db), "table": "people", "privacy_unit": "id", "max_rows_per_unit": 10},
+          "privacy": {"budget": {"epsilon": 2.0, "delta": 1e-8}, "noise": "discrete_laplace"},
+          "output": {"format": "parquet"},
+          "query": [{"name": "c", "type": "count", "by": ["grp"], "keys": {"grp": ["g000", "g001", "g002", "g009"]}}]}
+    r = renyi.release(sp, out=tmp_path / "o")
+    con = duckdb.connect()
+    rows = con.execute(f"SELECT * FROM read_parquet('{tmp_path / 'o' / 'c.parquet'}')").fetchall()
+    assert [c[0] for c in con.description] == ["grp", "value", "lower", "upper"]
+    assert [x[0] for x in rows] == ["g000", "g001", "g002", "g009"]
+    assert r.plan.measurements[0].noise_name == "discrete Laplace"
+    assert all(lo <= v <= hi for _, v, lo, hi in rows)
+
+
+def test_cli_release(tmp_path):
+    """renyi release: dry run exits 0; a bad spec is one line and exit 2; over budget exit 1."""
+    path = tmp_path / "t.csv"
+    make_table(path, 2_000, units=500)
+    sp = tmp_path / "spec.json"
+    sp.write_text(json.dumps(spec(path, tmp_path, m=3, ledger=str(tmp_path / "l.db"))))
+    runner = CliRunner()
+    r = runner.invoke(app, ["release", str(sp), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "dry run: no row read" in r.output and "ℓ₂" in r.output
+    r = runner.invoke(app, ["release", str(sp), "--out", str(tmp_path / "o"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["ledger_spend_id"] == 1
+    r = runner.invoke(app, ["release", str(sp), "--out", str(tmp_path / "o2")])
+    assert r.exit_code == 1 and "would exceed the budget" in r.output
+    bad = json.loads(sp.read_text())
+    bad["query"][0]["weight"] = 0
+    sp.write_text(json.dumps(bad))
+    r = runner.invoke(app, ["release", str(sp)])
+    assert r.exit_code == 2
+    assert r.output.strip().count("\n") == 0 and "weight must be in (0, inf); got 0" in r.output
+
+
+def test_renyi_release_is_callable_and_a_package():
+    """`renyi.release(spec)` runs a release; `renyi.release.make_plan` is still reachable."""
+    assert callable(renyi.release) and renyi.release.make_plan is make_plan
+    assert "release" in renyi.__all__
+
+
+def test_sql_is_inspectable_and_salted(tmp_path):
+    """The engine's statements are plain SQL; the salt enters the random row choice."""
+    plan = make_plan(parse_spec(spec(tmp_path / "t.csv", tmp_path, m=2)))
+    (tmp_path / "t.csv").write_text("id,grp,x\n1,g000,1\n")
+    with DuckDBEngine(plan.spec.data) as eng:
+        sql = eng.sql(plan, salt=99)
+    assert len(sql) == 4 and "hash(99::UBIGINT" in sql[0] and "PARTITION BY __renyi_unit" in sql[0]
+    assert "__renyi_rn <= 2" in sql[0]
+
+
+def test_shipped_example_runs(tmp_path):
+    """examples/release: the generator script makes the table, and the spec releases from it."""
+    ex = Path(__file__).resolve().parent.parent / "examples" / "release"
+    subprocess.run([sys.executable, str(ex / "make_data.py"), "--rows", "3000", "--out", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    (tmp_path / "spec.toml").write_text((ex / "spec.toml").read_text())
+    r = renyi.release(tmp_path / "spec.toml", out=tmp_path / "out")
+    assert r.plan.spec.rho == pytest.approx(0.0132426, rel=1e-5)
+    assert [qp.measurements[0].sensitivity.l2 for qp in r.plan.queries] == [3.0, 1.0, 4500.0]
+    rows = (tmp_path / "out" / "records_by_county.csv").read_text().splitlines()
+    assert rows[0] == "county,value,lower,upper" and len(rows) == 41  # C39, C40: noisy zeros
+    assert (tmp_path / "releases.db").exists()

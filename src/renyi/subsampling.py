@@ -321,10 +321,12 @@ class PoissonSubsampled(Mechanism):
             label=f"Poisson(q={q:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee.best_epsilon, delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
@@ -390,11 +392,13 @@ class SubsampledWithoutReplacement(Mechanism):
             label=f"without replacement (γ={g:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee_under("replace_one").best_epsilon,
                          delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee_under("replace_one").best_delta,
                          epsilon)
 

@@ -104,7 +104,7 @@ def _check_method(method: str) -> str:
     return method
 
 
-def _log_cell_beta(log_beta: float, cells: int, method: str) -> float:
+def _log_cell_beta(log_beta: float, cells: float, method: str) -> float:
     """log of the per-cell failure probability that makes ``cells`` cells fail together w.p. ≤ β.
 
     Lowered by a relative 1e-12 so that round-off in the tails cannot push coverage below target.

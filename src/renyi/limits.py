@@ -306,12 +306,17 @@ def marginals_min_n(d: int, rho: float, beta: float, *, xi: float = 0.0,
     return packing_min_n(d * math.log(2.0), _zcdp_params(rho, xi), beta, neighbouring=neighbouring)
 
 
-def _gaussian_n(sensitivity: float, rho: float, cells: int, beta: float) -> int:
-    from .accuracy import half_width
-    from .mechanisms import Gaussian
+def _gaussian_n(sensitivity: float, rho: float, cells: float, beta: float) -> int:
+    """⌊2λ⌋ + 1 for the simultaneous half-width λ of σ = Δ/√(2ρ) over ``cells`` independent cells.
 
+    ``cells`` may exceed the integers the accuracy API takes (T = 1e300 keys): the per-cell
+    target 1 − (1 − β)^{1/T} only needs T as a real number.
+    """
+    from .accuracy import _cell_half_width, _log_cell_beta
+
+    b = PROBABILITY_OPEN.check("beta", beta)
     sigma = sensitivity / math.sqrt(2.0 * rho)
-    lam = half_width(Gaussian(sigma), cells=cells, beta=beta)
+    lam = _cell_half_width("gaussian", sigma, _log_cell_beta(math.log(b), cells, "independent"))
     return math.floor(2.0 * lam) + 1
 
 
@@ -333,8 +338,7 @@ def gaussian_histogram_n(keys: float, rho: float, beta: float, *, neighbouring: 
     _log_keys(keys)
     rho = POSITIVE.check("rho", rho)
     nb = _check_neighbouring(neighbouring)
-    cells = check_int("keys", math.ceil(keys), minimum=2)
-    return _gaussian_n(math.sqrt(2.0) if nb == "replace_one" else 1.0, rho, cells, beta)
+    return _gaussian_n(math.sqrt(2.0) if nb == "replace_one" else 1.0, rho, math.ceil(keys), beta)
 
 
 def gaussian_marginals_n(d: int, rho: float, beta: float, *, neighbouring: str = "replace_one") -> int:

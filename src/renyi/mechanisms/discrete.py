@@ -272,7 +272,11 @@ class DiscreteGaussian(Mechanism):
         else:
             object.__setattr__(self, "sensitivity", check_int("sensitivity", self.sensitivity, minimum=1))
         object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-        if not math.isfinite(float(self.sigma2)) or float(self.sigma2) == 0.0:
+        try:
+            s2 = float(self.sigma2)
+        except OverflowError:  # σ² of a huge exact rational exceeds the float range
+            s2 = math.inf
+        if not math.isfinite(s2) or s2 == 0.0:
             raise DomainError(f"sigma**2 must be a finite positive float; got sigma={self.sigma!r}", name="sigma", value=self.sigma)
 
     @property

@@ -8,11 +8,12 @@ module of the same shape.
 
 How the contract of :mod:`renyi.release.engine` is met:
 
-* the random choice of rows per individual is ``row_number() OVER (PARTITION BY unit ORDER
-  BY hash(salt, unit, <the row's values>))``; the ordering of one individual's rows depends on
-  nothing but those rows and the salt, so adding or removing an individual never changes
-  which rows another keeps (identical rows tie, and any choice among them gives the same
-  aggregates);
+* the random choice of rows per individual keeps each one's m rows of smallest
+  ``hash(salt, unit, <the row's values>)`` (what ``row_number() OVER (PARTITION BY unit ORDER
+  BY hash(...)) <= m`` keeps; see :func:`kept_sql`). The ordering of one individual's rows
+  depends on nothing but those rows and the salt, so adding or removing an individual never
+  changes which rows another keeps (identical rows tie, and any choice among them gives the
+  same aggregates);
 * groups and rows per group are chosen the same way after a join with the public key list;
 * values are clamped with ``least/greatest``, divided by the granularity and rounded to
   integers before summing, exactly as the plan's per-row bound assumes.
@@ -82,25 +83,28 @@ def _needed(plan: Plan) -> list[str]:
 def kept_sql(plan: Plan, salt: int) -> str:
     """Keep at most ``max_rows_per_unit`` rows per individual (salted-hash random choice).
 
-    Individuals within the bound keep every row without a window (the common case, and
-    cheap); only the rows of those above it are ranked by the salted hash. The result is the
-    same as ranking everyone.
+    The rows kept are each individual's m rows with the smallest salted hash h, exactly what
+    ``row_number() OVER (PARTITION BY unit ORDER BY h) <= m`` keeps, computed without
+    sorting every individual's rows: the m smallest hashes per individual (``min(h, m)``, a
+    grouped aggregate) give a threshold, rows at or below it are kept, and only individuals
+    with ties at the threshold (identical rows) go through the window to cut them to m.
     """
     d = plan.spec.data
     m = int(d.max_rows_per_unit)
     cols = [quote_ident(c) for c in _needed(plan)]
     proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}", *cols])
-    hashed = ", ".join([f"s.{_UNIT}", *(f"s.{c}" for c in cols)])
+    hashed = ", ".join([quote_ident(d.privacy_unit), *cols])
     return (
         f"CREATE OR REPLACE TEMP TABLE {_KEPT} AS "
-        f"WITH s AS (SELECT {proj} FROM {source_sql(d)}), "
-        f"c AS (SELECT {_UNIT}, count(*) AS __renyi_n FROM s GROUP BY {_UNIT}) "
-        f"SELECT s.* FROM s JOIN c USING ({_UNIT}) WHERE c.__renyi_n <= {m} "
+        f"WITH s AS (SELECT {proj}, hash({salt}::UBIGINT, {hashed}) AS __renyi_h FROM {source_sql(d)}), "
+        f"t AS (SELECT {_UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM s GROUP BY {_UNIT}), "
+        f"c AS (SELECT s.* FROM s JOIN t USING ({_UNIT}) WHERE s.__renyi_h <= t.__renyi_hs[-1]), "
+        f"n AS (SELECT {_UNIT}, count(*) AS __renyi_n FROM c GROUP BY {_UNIT}) "
+        f"SELECT c.* EXCLUDE (__renyi_h) FROM c JOIN n USING ({_UNIT}) WHERE n.__renyi_n <= {m} "
         f"UNION ALL "
         f"SELECT * EXCLUDE (__renyi_h, __renyi_rn) FROM ("
-        f"SELECT *, row_number() OVER (PARTITION BY {_UNIT} ORDER BY __renyi_h) AS __renyi_rn FROM ("
-        f"SELECT s.*, hash({salt}::UBIGINT, {hashed}) AS __renyi_h FROM s JOIN c USING ({_UNIT}) "
-        f"WHERE c.__renyi_n > {m})) WHERE __renyi_rn <= {m}"
+        f"SELECT c.*, row_number() OVER (PARTITION BY {_UNIT} ORDER BY __renyi_h) AS __renyi_rn "
+        f"FROM c JOIN n USING ({_UNIT}) WHERE n.__renyi_n > {m}) WHERE __renyi_rn <= {m}"
     )
 
 

@@ -20,6 +20,28 @@ pytest.importorskip("renyi.pld", reason="the PLD engine (renyi.pld) is not part 
 DPSGD = renyi.PoissonSubsampled(Gaussian(1.1), 0.025)
 
 
+@pytest.fixture(autouse=True)
+def pld_in_the_minimum(monkeypatch):
+    """Offer the PLD engine for the default minimum (renyi.pld.ROUTE_ENABLED, off by default)."""
+    import renyi.pld
+
+    monkeypatch.setattr(renyi.pld, "ROUTE_ENABLED", True)
+
+
+def test_reports_and_named_method_ask_pld_even_when_not_offered(monkeypatch):
+    """With the engine not offering itself (the default), the default minimum skips it, while
+    method="pld" and the report's table ask it."""
+    import renyi.pld
+
+    monkeypatch.setattr(renyi.pld, "ROUTE_ENABLED", False)
+    obj = DPSGD.compose(80)
+    assert obj.best_epsilon(1e-5).method == "rdp"
+    c = obj.best_epsilon(1e-5, method="pld")
+    assert c.method == "pld" and c.value < obj.epsilon(1e-5)
+    table = {r.route.name: r for r in routes.epsilon_table(obj, 1e-5)}
+    assert table["pld"].applicable and table["pld"].conversion.value == c.value
+
+
 def test_dpsgd_uses_the_pld_route_with_its_bracket():
     """DP-SGD (q = 0.025, σ = 1.1, T = 80, δ = 1e-5): the best route is PLD, well below RDP,
     with lower ≤ upper; every other route is above its lower bound."""

@@ -268,7 +268,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
 
     step("composing")
     total = total_guarantee(pipeline)
-    it = _routes.items(total)
+    it = _routes.items(total, offer_pld=True)  # one report, one PLD question: always asked
 
     step("routes")
     table = _routes.epsilon_table(it, d)

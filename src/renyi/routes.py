@@ -81,10 +81,13 @@ _PER_ITEM_LIMIT = 1000
 class Items:
     """The items of a composition with the per-route views computed once (lazily)."""
 
-    __slots__ = ("items", "_guarantees", "_composed", "_curve", "_zcdp")
+    __slots__ = ("items", "offer_pld", "_guarantees", "_composed", "_curve", "_zcdp")
 
-    def __init__(self, items: Sequence[Item]) -> None:
+    def __init__(self, items: Sequence[Item], *, offer_pld: bool = False) -> None:
         self.items: tuple[Item, ...] = tuple(items)
+        #: ask the PLD engine even where it does not offer itself for the default minimum
+        #: (``renyi.pld.ROUTE_ENABLED`` off): one-shot reports and an explicit method="pld"
+        self.offer_pld = offer_pld
         if not self.items:
             raise DomainError("nothing to account for: a composition needs at least one mechanism or guarantee")
         self._guarantees: list[tuple[Guarantee, int]] | None = None
@@ -130,12 +133,19 @@ class Items:
         return self._zcdp
 
 
-def items(obj: Any) -> Items:
+def items(obj: Any, *, offer_pld: bool = False) -> Items:
     """The items of a mechanism, a guarantee (composed or not), an ``(item, count)`` pair or a
-    list of these, as the routes see them."""
+    list of these, as the routes see them.
+
+    ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even when it does not
+    offer itself for the default minimum (``renyi.pld.ROUTE_ENABLED``, off while one PLD
+    question costs too much for loops such as calibration). Reports set it: they ask once.
+    """
     if isinstance(obj, Items):
+        if offer_pld and not obj.offer_pld:
+            return Items(obj.items, offer_pld=True)
         return obj
-    return Items(route_items((obj,)))
+    return Items(route_items((obj,)), offer_pld=offer_pld)
 
 
 def _as_curve(g: Guarantee) -> Guarantee:
@@ -249,7 +259,14 @@ def _pld_module(it: Items) -> Any:
     pld = pld_available()
     if pld is None:
         raise ConversionError("the PLD engine (renyi.pld) is not available")
-    missing = [o for o, _ in it.items if not pld.supports(o)]
+    known = pld.supports
+    if it.offer_pld:
+        # the engine's own knowledge, whether or not it offers itself for the default minimum
+        known = getattr(pld, "_supports", known)
+    elif not getattr(pld, "ROUTE_ENABLED", True):
+        raise ConversionError("the PLD route is offered on request (method='pld', reports) and in the default "
+                              "minimum only with RENYI_PLD_ROUTE=1")
+    missing = [o for o, _ in it.items if not known(o)]
     if missing:
         raise ConversionError(f"no privacy loss distribution known for {missing[0]!r}")
     return pld
@@ -477,15 +494,17 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:
-    """Every route's ε at ``delta`` for a mechanism or composition (for reports)."""
+    """Every route's ε at ``delta`` for a mechanism or composition (for reports: the PLD
+    engine is asked wherever it knows the mechanisms)."""
     delta = PROBABILITY_OPEN.check("delta", delta)
-    return tuple(_table(obj, delta, "epsilon", False))
+    return tuple(_table(items(obj, offer_pld=True), delta, "epsilon", False))
 
 
 def delta_table(obj: Any, epsilon: float) -> tuple[RouteResult, ...]:
-    """Every route's δ at ``epsilon`` for a mechanism or composition."""
+    """Every route's δ at ``epsilon`` for a mechanism or composition (PLD asked as in
+    :func:`epsilon_table`)."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
-    return tuple(_table(obj, epsilon, "delta", False))
+    return tuple(_table(items(obj, offer_pld=True), epsilon, "delta", False))
 
 
 def best(results: Sequence[RouteResult], *, none_value: float = math.inf) -> Conversion:
@@ -503,6 +522,8 @@ def _select(obj: Any, x: float, which: str, method: str | None) -> Conversion:
         return native(x, method="native")  # type: ignore[no-any-return]
     if method is not None:
         r = route(method)
+        if r is PLD:
+            obj = items(obj, offer_pld=True)  # asked for by name: always offered
         return r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
     return best(_table(obj, x, which, True), none_value=math.inf if which == "epsilon" else 1.0)
 
@@ -605,8 +626,18 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
     # A range of ε wide enough for every optimum: beyond ε(δ = 1e-9·FPR) the δ term is
     # negligible and e^ε·FPR only grows.
     small = min([f for f in rates if f > 0.0], default=1e-3)
+    d_top = min(1e-6, max(1e-300, 1e-9 * small))
     try:
-        top = best_epsilon(it, min(1e-6, max(1e-300, 1e-9 * small)), method).value
+        if method is not None:
+            top = best_epsilon(it, d_top, method).value
+        else:  # the range only needs a valid ε: the fast routes give one
+            found = []
+            for r in cheap:
+                try:
+                    found.append(r.epsilon(it, d_top).value)
+                except ConversionError:
+                    pass
+            top = min(found, default=math.inf)
     except ConversionError:
         top = math.inf
     top = min(max(top, 1.0), 50.0) if math.isfinite(top) else 50.0

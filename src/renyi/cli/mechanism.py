@@ -184,7 +184,9 @@ def delta(
         pipe = _build(mechanism, params, steps, rate, sampling, 1e-5)
         with DelayedProgress("computing δ"):
             total = renyi.compose(*pipe.items())
-            best = routes.best_delta(total, eps, None if method is None else method.value)
+            # one question: the PLD engine is asked wherever it knows the mechanism
+            best = routes.best_delta(routes.items(total, offer_pld=True), eps,
+                                     None if method is None else method.value)
         e = pipe.entries[0]
         if json_:
             print_json({"epsilon": eps, "delta": best.value, "method": best.method, "detail": best.detail,

@@ -25,7 +25,7 @@ GOLDEN = [
 @pytest.mark.parametrize("q, sigma, steps, delta, eps", GOLDEN)
 def test_epsilon_golden(q, sigma, steps, delta, eps):
     """ε matches the reference values, from above and within 10⁻⁹ relative."""
-    e = dpsgd.epsilon(sigma, q, steps=steps, delta=delta)
+    e = dpsgd.epsilon(sigma, q, steps=steps, delta=delta, method="rdp")
     assert eps * (1 - 1e-10) <= e <= eps * (1 + 1e-9)
     assert e.bound == "upper bound on ε"
     assert e.method.startswith("RDP")
@@ -33,21 +33,37 @@ def test_epsilon_golden(q, sigma, steps, delta, eps):
 
 
 def test_epsilon_same_as_composed_mechanism():
-    """The training API answers exactly what the mechanism algebra answers."""
+    """The training API answers exactly what the mechanism algebra answers, route by route."""
+    from renyi import routes
+
     m = renyi.PoissonSubsampled(renyi.Gaussian(1.3), 0.02)
-    assert float(dpsgd.epsilon(1.3, 0.02, steps=500, delta=1e-6)) == (500 * m).epsilon(1e-6)
+    rdp = dpsgd.epsilon(1.3, 0.02, steps=500, delta=1e-6, method="rdp")
+    assert float(rdp) == routes.best_epsilon(500 * m, 1e-6, "rdp").value
+    best = dpsgd.epsilon(1.3, 0.02, steps=500, delta=1e-6)
+    assert best <= rdp
+    assert float(best) == pytest.approx((500 * m).epsilon(1e-6), rel=1e-12)
 
 
-def test_batch_size_dataset_size_and_epochs():
-    """batch_size/dataset_size is the rate; an epoch is 1/q steps."""
-    a = dpsgd.epsilon(1.0, batch_size=256, dataset_size=60_000, epochs=3, delta=1e-5)
-    s = dpsgd.schedule(batch_size=256, dataset_size=60_000, epochs=3)
-    assert s.steps == math.ceil(3 * 60_000 / 256) and s.sample_rate == 256 / 60_000
-    assert float(a) == float(dpsgd.epsilon(1.0, 256 / 60_000, steps=s.steps, delta=1e-5))
-    # 1/q is not exact in binary; whole epochs still give whole steps
-    assert dpsgd.schedule(0.01, epochs=3).steps == 300
-    assert dpsgd.schedule(0.03, epochs=1).steps == 34  # 33.33… rounded up: more loss, never less
-    assert dpsgd.schedule(0.01, steps=300, epochs=3).steps == 300  # consistent: accepted
+def test_tightest_route():
+    """Default: the smaller of RDP and (when the engine offers it) PLD, with the PLD lower bound."""
+    from renyi.routes import pld_available
+
+    e = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5)
+    rdp = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="rdp")
+    assert e <= rdp
+    engine = pld_available()
+    if engine is None:
+        assert float(e) == float(rdp) and e.lower is None
+        with pytest.raises(DomainError, match="pld"):
+            dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="pld")
+    else:
+        offered = engine.supports(dpsgd.step_mechanism(1.1, 0.01))
+        assert (e.lower is not None) == offered
+        p = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="pld")
+        assert p.lower is not None and p.lower <= p < rdp  # PLD is the tighter route here
+        assert p.method.startswith("PLD")
+    with pytest.raises(DomainError, match="method"):
+        dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="exact")
 
 
 @pytest.mark.parametrize(
@@ -88,48 +104,62 @@ def test_bad_noise_and_delta():
 
 def test_noise_multiplier_is_tight_and_safe():
     """The σ found meets the target; 10⁻⁷ less noise does not."""
-    s = dpsgd.noise_multiplier(2.0, 1e-5, batch_size=256, dataset_size=60_000, epochs=5)
+    s = dpsgd.noise_multiplier(2.0, 1e-5, batch_size=256, dataset_size=60_000, epochs=5, method="rdp")
     sched = dpsgd.schedule(batch_size=256, dataset_size=60_000, epochs=5)
+    kw = {"steps": sched.steps, "delta": 1e-5, "method": "rdp"}
     assert s.achieved <= 2.0
-    assert dpsgd.epsilon(s, sched.sample_rate, steps=sched.steps, delta=1e-5) <= 2.0
-    assert dpsgd.epsilon(s * (1 - 1e-7), sched.sample_rate, steps=sched.steps, delta=1e-5) > 2.0
+    assert dpsgd.epsilon(s, sched.sample_rate, **kw) <= 2.0
+    assert dpsgd.epsilon(s * (1 - 1e-7), sched.sample_rate, **kw) > 2.0
 
 
 def test_steps_is_tight_and_safe():
-    t = dpsgd.steps(1.5, 1e-5, 1.0, 0.01)
+    t = dpsgd.steps(1.5, 1e-5, 1.0, 0.01, method="rdp")
     assert isinstance(t, int) and t > 0
-    assert dpsgd.epsilon(1.0, 0.01, steps=int(t), delta=1e-5) <= 1.5
-    assert dpsgd.epsilon(1.0, 0.01, steps=int(t) + 1, delta=1e-5) > 1.5
-    assert dpsgd.steps(1e-3, 1e-5, 0.5, 0.5) == 0  # not even one step
+    assert dpsgd.epsilon(1.0, 0.01, steps=int(t), delta=1e-5, method="rdp") <= 1.5
+    assert dpsgd.epsilon(1.0, 0.01, steps=int(t) + 1, delta=1e-5, method="rdp") > 1.5
+    assert dpsgd.steps(1e-3, 1e-5, 0.5, 0.5, method="rdp") == 0  # not even one step
 
 
 def test_sample_rate_is_tight_and_safe():
-    q = dpsgd.sample_rate(1.5, 1e-5, 1.0, steps=1000)
+    q = dpsgd.sample_rate(1.5, 1e-5, 1.0, steps=1000, method="rdp")
     assert 0 < q < 1
-    assert dpsgd.epsilon(1.0, q, steps=1000, delta=1e-5) <= 1.5
-    assert dpsgd.epsilon(1.0, q * (1 + 1e-7), steps=1000, delta=1e-5) > 1.5
-    assert dpsgd.sample_rate(1e3, 1e-5, 5.0, steps=10) == 1.0
+    assert dpsgd.epsilon(1.0, q, steps=1000, delta=1e-5, method="rdp") <= 1.5
+    assert dpsgd.epsilon(1.0, q * (1 + 1e-7), steps=1000, delta=1e-5, method="rdp") > 1.5
+    assert dpsgd.sample_rate(1e3, 1e-5, 5.0, steps=10, method="rdp") == 1.0
+
+
+def test_solvers_on_the_tightest_route():
+    """Default solvers meet the target as the default ε measures it, and never need more noise
+    (fewer steps, a smaller rate) than the RDP route alone."""
+    s = dpsgd.noise_multiplier(2.0, 1e-5, 0.01, steps=300)
+    assert dpsgd.epsilon(s, 0.01, steps=300, delta=1e-5) <= 2.0
+    assert s <= dpsgd.noise_multiplier(2.0, 1e-5, 0.01, steps=300, method="rdp")
+    t = dpsgd.steps(2.0, 1e-5, 1.0, 0.01)
+    assert dpsgd.epsilon(1.0, 0.01, steps=int(t), delta=1e-5) <= 2.0
+    assert t >= dpsgd.steps(2.0, 1e-5, 1.0, 0.01, method="rdp")
 
 
 def test_delta_inverts_epsilon():
     """δ(ε(δ)) ≤ δ, and δ at a smaller ε is larger."""
-    e = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5)
+    e = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="rdp")
+    kw = {"steps": 1000, "method": "rdp"}
+    assert dpsgd.delta(1.1, 0.01, epsilon=float(e), **kw) <= 1e-5 * (1 + 1e-9)
+    assert dpsgd.delta(1.1, 0.01, epsilon=float(e) * 0.9, **kw) > 1e-5
+    assert dpsgd.delta(1.1, 0.01, epsilon=0.0, **kw) <= 1.0
     assert dpsgd.delta(1.1, 0.01, steps=1000, epsilon=float(e)) <= 1e-5 * (1 + 1e-9)
-    assert dpsgd.delta(1.1, 0.01, steps=1000, epsilon=float(e) * 0.9) > 1e-5
-    assert dpsgd.delta(1.1, 0.01, steps=1000, epsilon=0.0) <= 1.0
 
 
 def test_sweep_matches_scalars():
     """Array inputs broadcast; each entry equals the scalar answer."""
     sig = np.array([0.7, 1.0, 2.0])
     q = np.array([[0.001], [0.05]])
-    sw = dpsgd.epsilon(sig, q, steps=2000, delta=1e-6)
+    sw = dpsgd.epsilon(sig, q, steps=2000, delta=1e-6, method="rdp")
     assert isinstance(sw, dpsgd.Sweep) and sw.values.shape == (2, 3)
     for i in range(2):
         for j in range(3):
-            one = dpsgd.epsilon(float(sig[j]), float(q[i, 0]), steps=2000, delta=1e-6)
+            one = dpsgd.epsilon(float(sig[j]), float(q[i, 0]), steps=2000, delta=1e-6, method="rdp")
             assert sw.values[i, j] == pytest.approx(float(one), rel=1e-9)
-    epochs = dpsgd.epsilon(1.0, batch_size=[128, 256], dataset_size=10_000, epochs=2, delta=1e-5)
+    epochs = dpsgd.epsilon(1.0, batch_size=[128, 256], dataset_size=10_000, epochs=2, delta=1e-5, method="rdp")
     assert epochs.values[0] < epochs.values[1]
 
 
@@ -147,9 +177,9 @@ def test_answers_pickle_and_repr():
 )
 def test_monotone_in_noise_and_steps(sigma, q, steps):
     """More noise never costs more; more steps never cost less."""
-    e = dpsgd.epsilon(sigma, q, steps=steps, delta=1e-5)
-    assert dpsgd.epsilon(sigma * 1.1, q, steps=steps, delta=1e-5) <= e * (1 + 1e-9)
-    assert dpsgd.epsilon(sigma, q, steps=steps + 10, delta=1e-5) >= e * (1 - 1e-9)
+    e = dpsgd.epsilon(sigma, q, steps=steps, delta=1e-5, method="rdp")
+    assert dpsgd.epsilon(sigma * 1.1, q, steps=steps, delta=1e-5, method="rdp") <= e * (1 + 1e-9)
+    assert dpsgd.epsilon(sigma, q, steps=steps + 10, delta=1e-5, method="rdp") >= e * (1 - 1e-9)
 
 
 # ------------------------------------------------------------------ values and per-step spends
@@ -213,3 +243,15 @@ def test_different_mechanisms_do_not_share_units():
     acct.spend(renyi.PoissonSubsampled(renyi.Gaussian(2.0), 0.05))
     r = acct.records
     assert r[0].rdp is not r[1].rdp and not np.array_equal(r[0].rdp, r[1].rdp)
+
+
+def test_calibrate_routes_dpsgd_to_the_solver(monkeypatch):
+    """renyi.calibrate on a DP-SGD composition uses the dedicated solver and agrees with it."""
+    calls = []
+    real = dpsgd.noise_multiplier
+    monkeypatch.setattr(dpsgd, "noise_multiplier", lambda *a, **k: calls.append(k) or real(*a, **k))
+    c = renyi.calibrate(lambda s: 500 * renyi.PoissonSubsampled(renyi.Gaussian(s), 0.02), renyi.ApproxDP(2.0, 1e-5),
+                        method="rdp")
+    assert calls and c.value == float(real(2.0, 1e-5, 0.02, steps=500, method="rdp"))
+    assert c.achieved.epsilon <= 2.0
+    assert dpsgd.epsilon(c.value, 0.02, steps=500, delta=1e-5, method="rdp") <= 2.0

@@ -102,7 +102,9 @@ def test_make_private_with_epsilon_reaches_target():
     assert sigma == float(dpsgd.noise_multiplier(3.0, 1e-5, 1 / len(loader), epochs=epochs))
     eps = engine.get_epsilon(1e-5)
     assert eps <= 3.0
-    assert eps >= 3.0 * (1 - 1e-6)  # tight: renyi's solver, not a 0.01-tolerance bisection
+    # tight: renyi's solver (10⁻⁹ on the RDP route, 10⁻⁴ in σ on the PLD route), not a
+    # 0.01-tolerance bisection
+    assert eps >= 3.0 * (1 - 1e-3)
 
 
 def test_changing_noise_composes():

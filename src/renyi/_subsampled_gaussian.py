@@ -711,7 +711,7 @@ def rdp_poisson_general(
     out = np.full(flat.shape, np.inf)
     if np.any(fin):
         a = flat[fin]
-        small = a <= _MAX_EXACT_ORDER
+        small = a <= _MAX_WBK19_ORDER  # the same cap as WBK19: base curve above (valid)
         vals = base[fin].copy()
         if np.any(small):
             vals[small] = np.minimum(
@@ -1249,27 +1249,44 @@ def _calibrate(
     safe: float,
     unsafe: float,
 ) -> float:
-    """Invert a monotone ε(x) on the safe side, cheaply.
+    """Invert a monotone ε(x) cheaply; the caller verifies the result and steps to the safe side.
 
-    (1) A coarse root of the integer-orders-only ε (an upper bound on the refined ε, so its safe
-    point is safe for the refined ε too). (2) The root of ε at the fixed witness order α̂ of that
-    point, by a secant iteration: ε at one order is still an upper bound on the optimised ε, so
-    its safe point is safe, and by the envelope theorem it is within second order of the
-    optimum. The caller re-verifies with the public function.
+    (1) A coarse root (3 %) of the integer-orders-only ε: an upper bound on the refined ε, so
+    its safe point is safe for the refined ε too. (2) Newton's method in log x on the refined
+    ε itself. By the envelope theorem dε/dx = ∂F/∂x at the witness order α*(x), where
+    F(x, α) is the fixed-order bound, so the slope is a forward difference of F at α*: one
+    refined and one fixed-order evaluation per step, quadratic convergence. The last iterate
+    is returned when Newton converged (it is then within a few ulps of the root, and the
+    caller's verification steps it to the safe side); otherwise the best safe point seen.
     """
-    x1 = _illinois(lambda x: eps_of(x, False)[0] - target, safe, unsafe, rtol=1e-3)
-    # The integer-order root can be a few % from the refined one, and so can its witness
-    # order: repeat (witness at the current safe point, secant at that fixed order) until the
-    # point stops moving. Each round starts from a point that is safe for the refined ε (the
-    # fixed-order ε at the optimal order *is* the refined ε there), so each result is safe.
-    for _ in range(6):
-        alpha = eps_of(x1, True)[1]
-        g = lambda x, a=alpha: eps_fixed(x, a) - target  # noqa: E731
-        x2 = _secant_safe(g, x1, x1 * (1.0 + 1e-4 * (1.0 if unsafe > x1 else -1.0)))
-        if abs(x2 - x1) <= 1e-10 * abs(x1):
-            return x2
-        x1 = x2
-    return x1
+    # in log ε: ε spans orders of magnitude across the bracket, log ε is nearly linear in log x
+    log_t = math.log(target)
+    x = _illinois(lambda v: math.log(max(eps_of(v, False)[0], 1e-300)) - log_t, safe, unsafe, rtol=3e-2)
+    toward = 1.0 if unsafe > x else -1.0
+    best = x  # safe for the integer-order ε, hence for the refined ε
+    h = 1e-6
+    log_step = math.log1p(toward * h)
+    for _ in range(10):
+        e, alpha = eps_of(x, True)
+        if not math.isfinite(e):
+            return best
+        if e <= target and (x - best) * toward >= 0:
+            best = x
+        e2 = eps_fixed(x * (1.0 + toward * h), alpha)
+        slope = (e2 - e) / log_step
+        if not (math.isfinite(slope) and slope != 0.0):
+            return best
+        du = -(e - target) / slope
+        if not math.isfinite(du):
+            return best
+        x_new = x * math.exp(max(-0.5, min(0.5, du)))
+        if abs(du) <= 1e-7:
+            # Quadratic convergence: the error left after a step of 1e-7 is ~1e-14 (plus the
+            # forward difference's 1e-6 relative slope error times |du|, ~1e-13). Step 1e-11
+            # toward the safe side; the caller verifies.
+            return x_new * (1.0 - toward * 1e-11)
+        x = x_new
+    return best
 
 
 def _nudge(ok: Callable[[float], bool], x: float, direction: float, limit: float) -> float:
@@ -1286,7 +1303,8 @@ def _nudge(ok: Callable[[float], bool], x: float, direction: float, limit: float
     return limit
 
 
-def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float) -> float:
+def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float,
+                check: Callable[[float], bool] | None = None) -> float:
     """Smallest noise multiplier σ with DP-SGD ε ≤ ``epsilon`` at ``delta`` (safe side).
 
     ε decreases in σ. A bracketing root finder (regula falsi, Illinois variant, in log σ) on the
@@ -1299,9 +1317,12 @@ def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float) -> float:
         steps: number of steps, integer ≥ 1.
         epsilon: target ε in (0, ∞).
         delta: target δ in (0, 1).
+        check: the predicate σ ↦ "meets the target" used for the final verification
+            (default: ``dpsgd_epsilon(q, σ, steps, delta)[0] <= epsilon``); a caller that
+            reports a rounded-up ε passes its own, so σ is verified as it will be checked.
 
     Returns:
-        σ with ``dpsgd_epsilon(q, σ, steps, delta)[0] <= epsilon``.
+        σ with ``check(σ)`` true.
 
     Raises:
         DomainError: out-of-domain input, or a target that needs σ > 10¹².
@@ -1316,9 +1337,15 @@ def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float) -> float:
     epsilon, delta = _check_target(epsilon, delta)
     ld = math.log(delta)
 
-    def eps_of(s: float, refine: bool) -> tuple[float, float]:
-        return _eps_one(q, s, steps, ld, refine)
+    memo: dict[tuple[float, bool], tuple[float, float]] = {}
 
+    def eps_of(s: float, refine: bool) -> tuple[float, float]:
+        key = (s, refine)
+        if key not in memo:
+            memo[key] = _eps_one(q, s, steps, ld, refine)
+        return memo[key]
+
+    ok = check if check is not None else (lambda s: dpsgd_epsilon(q, s, steps, delta)[0] <= epsilon)
     # bracket: lo unsafe (ε > target), hi safe (ε ≤ target) for the integer-order ε
     lo, hi = 1.0, 1.0
     if eps_of(1.0, False)[0] > epsilon:
@@ -1334,9 +1361,9 @@ def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float) -> float:
         while eps_of(lo, False)[0] <= epsilon:
             hi, lo = lo, lo / 4.0
             if lo < 1e-4:
-                return _nudge(lambda s: dpsgd_epsilon(q, s, steps, delta)[0] <= epsilon, hi, +1.0, 1e12)
+                return _nudge(ok, hi, +1.0, 1e12)
     sigma = _calibrate(eps_of, lambda s, a: _eps_at(q, s, steps, ld, a), epsilon, hi, lo)
-    return _nudge(lambda s: dpsgd_epsilon(q, s, steps, delta)[0] <= epsilon, sigma, +1.0, 1e12)
+    return _nudge(ok, sigma, +1.0, 1e12)
 
 
 def dpsgd_steps(q: float, sigma: float, epsilon: float, delta: float) -> int:
@@ -1385,7 +1412,8 @@ def dpsgd_steps(q: float, sigma: float, epsilon: float, delta: float) -> int:
     return 0
 
 
-def dpsgd_rate(sigma: float, steps: int, epsilon: float, delta: float) -> float:
+def dpsgd_rate(sigma: float, steps: int, epsilon: float, delta: float,
+               check: Callable[[float], bool] | None = None) -> float:
     """Largest sampling rate q with DP-SGD ε ≤ ``epsilon`` at ``delta`` (safe side).
 
     ε increases with q; same two-stage root finding as :func:`dpsgd_sigma`, then q is stepped
@@ -1402,8 +1430,13 @@ def dpsgd_rate(sigma: float, steps: int, epsilon: float, delta: float) -> float:
     if dpsgd_epsilon(1.0, sigma, steps, delta)[0] <= epsilon:
         return 1.0
 
+    memo: dict[tuple[float, bool], tuple[float, float]] = {}
+
     def eps_of(x: float, refine: bool) -> tuple[float, float]:
-        return _eps_one(x, sigma, steps, ld, refine)
+        key = (x, refine)
+        if key not in memo:
+            memo[key] = _eps_one(x, sigma, steps, ld, refine)
+        return memo[key]
 
     hi, lo = 1.0, 0.5
     while eps_of(lo, False)[0] > epsilon:
@@ -1411,4 +1444,5 @@ def dpsgd_rate(sigma: float, steps: int, epsilon: float, delta: float) -> float:
         if lo < 1e-300:
             return 0.0
     q = _calibrate(eps_of, lambda x, a: _eps_at(x, sigma, steps, ld, a), epsilon, lo, hi)
-    return _nudge(lambda x: dpsgd_epsilon(x, sigma, steps, delta)[0] <= epsilon, q, -1.0, 0.0)
+    ok = check if check is not None else (lambda x: dpsgd_epsilon(x, sigma, steps, delta)[0] <= epsilon)
+    return _nudge(ok, q, -1.0, 0.0)

@@ -155,13 +155,14 @@ def check_int(name: str, value: Any, minimum: int = 1) -> int:
             f"{name} must be an integer in [{minimum}, inf); got {value!r}", name=name, value=value
         )
     if k > MAX_INT:
-        # Counts multiply privacy parameters as doubles; beyond 2^53 they are not exact.
-        raise DomainError(f"{name} must be an integer in [{minimum}, 2^53]; got {value!r}", name=name, value=value)
+        # Counts multiply privacy parameters as doubles: beyond the largest double they overflow.
+        raise DomainError(f"{name} must be an integer in [{minimum}, 1.8e308] (a finite double); got an "
+                          f"integer of {len(str(k))} digits", name=name, value=value)
     return k
 
 
-#: Largest count accepted by :func:`check_int` (2^53: every integer up to it is an exact double).
-MAX_INT = 2**53
+#: Largest integer accepted by :func:`check_int`: the largest finite double.
+MAX_INT = int(1.7976931348623157e308)
 
 
 POSITIVE = Interval(0.0, math.inf)

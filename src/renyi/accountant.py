@@ -695,7 +695,9 @@ class Accountant:
         # make (other processes, an import, an existing ledger): the ledger stores guarantees,
         # not mechanisms, and a route may only account for everything that was spent.
         self._live: dict[Any, list[Any]] | None = {}
+        self._last_live: tuple[Any, Any] | None = None
         self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
+        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit]] | None = None
         self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
@@ -832,17 +834,23 @@ class Accountant:
         k = check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
-        key = _item_key(item)
-        hit = None if key is None else self._items.get(key)
-        if hit is None:
-            g, mech = _resolve(item)
-            unit = self._unit(g)
-            if key is not None:
-                if len(self._items) >= 1024:
-                    self._items.clear()
-                self._items[key] = (g, mech, unit)
+        last = self._last_item
+        if last is not None and last[0] is item:
+            # the same (immutable) object as the previous spend: a training loop's step
+            g, mech, unit = last[1]
         else:
-            g, mech, unit = hit
+            key = _item_key(item)
+            hit = None if key is None else self._items.get(key)
+            if hit is None:
+                g, mech = _resolve(item)
+                unit = self._unit(g)
+                if key is not None:
+                    if len(self._items) >= 1024:
+                        self._items.clear()
+                    self._items[key] = (g, mech, unit)
+            else:
+                g, mech, unit = hit
+            self._last_item = (item, (g, mech, unit)) if key is not None else None
         self._filter.check_unit(unit)
         return g, mech, k, label, unit
 
@@ -971,6 +979,10 @@ class Accountant:
     def _remember(self, item: Any, count: int) -> None:
         if self._live is None:
             return
+        last = self._last_live
+        if last is not None and last[0] is item and last[1] in self._live:
+            self._live[last[1]][1] += count  # the previous spend's (immutable) object again
+            return
         for obj, k in items_of(item, count):
             try:
                 key: Any = (type(obj), obj)
@@ -981,6 +993,7 @@ class Accountant:
                 self._live[key][1] += k
             else:
                 self._live[key] = [obj, k]
+            self._last_live = (item, key) if obj is item and key[0] != "id" else None
 
     def _live_items(self) -> list[Item] | None:
         if self._live is None or not self._live:

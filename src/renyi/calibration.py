@@ -437,17 +437,18 @@ def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float,
     q, sigma, steps = params[0]
     try:
         if i == 1:
-            solved: float = float(dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps))
+            answer: Any = dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps, method="rdp")
         elif i == 2:
-            solved = float(dpsgd.steps(tgt.eps, tgt.delta, sigma, q))
-            if solved < 1:
+            answer = dpsgd.steps(tgt.eps, tgt.delta, sigma, q, method="rdp")
+            if answer < 1:
                 return None
         else:
-            solved = float(dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps))
-            if solved <= 0.0:
+            answer = dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps, method="rdp")
+            if answer <= 0.0:
                 return None
     except DomainError:
         return None
+    solved = float(answer)
     prob = _Problem(make, _Surrogate(i, solved, safe_above=(i == 1)), integer)  # type: ignore[arg-type]
     ts = _expand(prob, lo, hi, t0)
     flags = [prob.meets(t) for t in ts]
@@ -463,6 +464,12 @@ def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float,
         return None
     value = prob.x_of(t_best)
     made_v = make(value)
+    found = _dpsgd_params(made_v)
+    if found is not None and float(found[i]) == solved and answer.achieved is not None:
+        # make(value) is exactly the configuration the solver verified (with the same rounded-up
+        # RDP ε that the generic check computes): no second evaluation needed
+        return Calibration(value=value, achieved=ApproxDP(float(answer.achieved), tgt.delta), target=tgt.target,
+                           made=made_v, method="rdp")
     _, ok, achieved = tgt.evaluate(made_v)
     if not ok or achieved is None:
         return None

@@ -101,14 +101,13 @@ def _effective_sigma(event: Any) -> float | None:
     name = _name(event)
     s: float | None
     if name == "GaussianDpEvent":
-        s = float(event.noise_multiplier)
-        return s
+        return float(event.noise_multiplier)
     if name == "SelfComposedDpEvent":
-        s = _effective_sigma(event.event)
-        if s is None:
+        inner = _effective_sigma(event.event)
+        if inner is None:
             return None
         n = int(event.count)
-        return math.inf if n == 0 else (s / math.sqrt(n) if s > 0 else 0.0)
+        return math.inf if n == 0 else (inner / math.sqrt(n) if inner > 0 else 0.0)
     if name == "ComposedDpEvent":
         inv = 0.0
         for e in event.events:

@@ -55,7 +55,7 @@ import numpy as np
 
 from . import _subsampled_gaussian as sg
 from ._validation import POSITIVE, PROBABILITY_OPEN, Interval, check_int, check_real
-from .errors import DomainError
+from .errors import ConversionError, DomainError
 
 __all__ = [
     "Answer",
@@ -207,12 +207,16 @@ def _rate(sample_rate: Any, batch_size: Any, dataset_size: Any) -> tuple[float, 
 
 def _steps_of_epochs(epochs: float, q: float, frac: Fraction | None) -> int:
     """T = epochs/q steps, rounded up when not whole (more steps only add privacy loss)."""
+    # Neither 1/q nor a decimal number of epochs is exact in binary (3 epochs at q = 0.01 give
+    # 300.00000000000006 steps): a whole number within 10⁻⁹ counts as whole.
     if frac is not None:
-        exact = Fraction(epochs) / frac
-        return max(1, math.ceil(exact))
+        tf = Fraction(epochs) / frac
+        rf = round(tf)
+        if abs(tf - rf) <= Fraction(1, 10**9) * max(Fraction(1), tf):
+            return max(1, int(rf))
+        return max(1, math.ceil(tf))
     t = epochs / q
     r = round(t)
-    # 1/q is rarely exact in binary: 3 epochs at q = 0.01 gives 300.00000000000006.
     if abs(t - r) <= 1e-9 * max(1.0, t):
         return max(1, int(r))
     if not math.isfinite(t) or t > 2.0**62:
@@ -279,6 +283,11 @@ def step_mechanism(noise_multiplier: float, sample_rate: float) -> Any:
 # ----------------------------------------------------------------------------------------------
 # Routes
 # ----------------------------------------------------------------------------------------------
+#: The routes these functions take: ``None`` is the tightest of them.
+METHODS = (None, "rdp", "pld")
+_PLD_METHOD = "PLD: privacy loss distribution of the Poisson-subsampled Gaussian (certified upper bound)"
+
+
 def _round_up(x: float) -> float:
     if not math.isfinite(x) or x <= 0.0:
         return max(x, 0.0)
@@ -291,6 +300,67 @@ def _eps_rdp(q: float, sigma: float, t: int, dlt: float) -> tuple[float, float]:
     return _round_up(e), a
 
 
+def _check_method(method: Any) -> str | None:
+    if method not in METHODS:
+        raise DomainError(f"method must be one of None, 'rdp', 'pld'; got {method!r}", name="method", value=method)
+    return method  # type: ignore[no-any-return]
+
+
+def _pld_engine(method: str | None) -> Any:
+    """The PLD engine when ``method`` asks for it (None: if installed), else None."""
+    if method == "rdp":
+        return None
+    from .routes import pld_available
+
+    engine = pld_available()
+    if engine is None and method == "pld":
+        raise DomainError("method 'pld' needs the PLD engine (renyi.pld), which this installation does not have",
+                          name="method", value=method)
+    return engine
+
+
+def _pld_bounds(engine: Any, q: float, sigma: float, t: int, x: float, which: str,
+                method: str | None) -> tuple[float, float] | None:
+    """(lower, upper) of ε at δ = x (``which="epsilon"``) or of δ at ε = x on the PLD route.
+
+    With ``method=None`` the route is used when the engine offers it (``supports``; the engine
+    may keep its route off by default because of its cost); ``method="pld"`` asks for it.
+    """
+    if engine is None:
+        return None
+    m = step_mechanism(sigma, q)
+    if method is None and not engine.supports(m):
+        return None
+    fn = engine.epsilon_bounds if which == "epsilon" else engine.delta_bounds
+    try:
+        lo, hi = fn([(m, t)], x)
+    except ConversionError:
+        if method == "pld":
+            raise
+        return None
+    return float(lo), float(hi)
+
+
+def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
+              engine: Any = False) -> Answer:
+    """The smallest ε upper bound over the routes ``method`` allows, with the PLD lower bound."""
+    if engine is False:
+        engine = _pld_engine(method)
+    best: Answer | None = None
+    if method in (None, "rdp"):
+        e, a = _eps_rdp(q, sigma, t, dlt)
+        best = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+    b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
+    if b is not None:
+        lo, hi = b
+        if best is None or hi < best:
+            best = Answer(hi, _PLD_METHOD, "upper bound on ε", lower=lo)
+        else:
+            best = Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
+    assert best is not None
+    return best
+
+
 def _is_array(*xs: Any) -> bool:
     return any(isinstance(x, (list, tuple, np.ndarray)) and np.ndim(x) > 0 for x in xs)
 
@@ -299,7 +369,8 @@ def _is_array(*xs: Any) -> bool:
 # Questions
 # ----------------------------------------------------------------------------------------------
 def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
-            delta: Any, batch_size: Any = None, dataset_size: Any = None) -> Answer | Sweep:
+            delta: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None
+            ) -> Answer | Sweep:
     """An upper bound on the ε of DP-SGD at ``delta``.
 
     Args:
@@ -310,33 +381,37 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         delta: δ ∈ (0, 1).
         batch_size: expected batch size, 1 ≤ B ≤ n.
         dataset_size: data set size n.
+        method: ``None`` (the tightest route: the smaller of the RDP bound and, when the PLD
+            engine offers its route, the PLD upper bound), ``"rdp"`` (the fast path alone) or
+            ``"pld"`` (the PLD engine, asked for explicitly).
 
     Returns:
-        :class:`Answer` (a float: an upper bound on ε, with ``method`` and ``witness``), or a
+        :class:`Answer` (a float: an upper bound on ε, with ``method``, ``witness`` for RDP and
+        ``lower`` — a lower bound on the true ε — when the PLD route ran), or a
         :class:`Sweep` when any argument is an array.
 
     Raises:
         DomainError: out-of-domain values, or a schedule that does not add up.
 
     Examples:
-        >>> e = epsilon(1.1, 0.01, steps=10_000, delta=1e-5)
+        >>> e = epsilon(1.1, 0.01, steps=10_000, delta=1e-5, method="rdp")
         >>> round(e, 4), round(e.witness, 2)
         (5.6318, 4.67)
-        >>> epsilon([0.8, 1.1], 0.01, steps=1000, delta=1e-5).values.round(3)
+        >>> epsilon([0.8, 1.1], 0.01, steps=1000, delta=1e-5, method="rdp").values.round(3)
         array([3.695, 1.712])
     """
+    method = _check_method(method)
     if _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size):
-        return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size)
+        return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size, method)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     dlt = PROBABILITY_OPEN.check("delta", delta)
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
-    e, a = _eps_rdp(s.sample_rate, sigma, s.steps, dlt)
-    return Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+    return _eps_best(s.sample_rate, sigma, s.steps, dlt, method)
 
 
 def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,
-                   batch_size: Any, dataset_size: Any) -> Sweep:
+                   batch_size: Any, dataset_size: Any, method: str | None) -> Sweep:
     arrays = np.broadcast_arrays(*(np.asarray(x if x is not None else np.nan, dtype=object)
                                    for x in (noise_multiplier, sample_rate, steps_, epochs, delta_, batch_size,
                                              dataset_size)))
@@ -354,13 +429,21 @@ def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs:
         qs[i], ts[i] = s.sample_rate, float(s.steps)  # type: ignore[arg-type]
     sig = POSITIVE.check_array("noise_multiplier", np.asarray([check_real("noise_multiplier", v) for v in flat[0]]))
     dl = PROBABILITY_OPEN.check_array("delta", np.asarray([check_real("delta", v) for v in flat[4]]))
-    e, a = sg.dpsgd_epsilon_many(qs, sig, ts, dl)
-    e = np.where(np.isfinite(e) & (e > 0), np.nextafter(e * (1.0 + 4.0 * 2.0**-52), np.inf), e)
-    return Sweep(e.reshape(shape), a.reshape(shape), _RDP_METHOD, "upper bound on ε")
+    engine = _pld_engine(method)
+    if method == "rdp" or engine is None:
+        e, a = sg.dpsgd_epsilon_many(qs, sig, ts, dl)
+        e = np.where(np.isfinite(e) & (e > 0), np.nextafter(e * (1.0 + 4.0 * 2.0**-52), np.inf), e)
+        return Sweep(e.reshape(shape), a.reshape(shape), _RDP_METHOD, "upper bound on ε")
+    # with the PLD route: one configuration at a time (each answer the tightest of its routes)
+    answers = [_eps_best(float(qs[i]), float(sig[i]), int(ts[i]), float(dl[i]), method, engine) for i in range(size)]
+    vals = np.array([float(x) for x in answers]).reshape(shape)
+    wit = np.array([np.nan if x.witness is None else x.witness for x in answers]).reshape(shape)
+    used = sorted({x.method for x in answers})
+    return Sweep(vals, wit, "; ".join(used), "upper bound on ε")
 
 
 def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
-          epsilon: Any, batch_size: Any = None, dataset_size: Any = None) -> Answer:
+          epsilon: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None) -> Answer:
     """An upper bound on the δ of DP-SGD at ``epsilon`` (arguments as in :func:`epsilon`).
 
     Examples:
@@ -368,13 +451,21 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
         >>> d <= 1e-5
         True
     """
+    method = _check_method(method)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     eps = Interval(0.0, math.inf, lo_closed=True).check("epsilon", epsilon)
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
-    log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
-    d = 1.0 if log_d >= 0 else min(1.0, _round_up(math.exp(log_d)))
-    return Answer(d, _RDP_DELTA_METHOD, "upper bound on δ", witness=a)
+    best: Answer | None = None
+    if method in (None, "rdp"):
+        log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
+        d = 1.0 if log_d >= 0 else min(1.0, _round_up(math.exp(log_d)))
+        best = Answer(d, _RDP_DELTA_METHOD, "upper bound on δ", witness=a)
+    b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
+    if b is not None and (best is None or b[1] < best):
+        best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])
+    assert best is not None
+    return best
 
 
 def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float]:
@@ -385,21 +476,66 @@ def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float
     return eps, PROBABILITY_OPEN.check("target_delta", target_delta)
 
 
+def _pld_refine(meets: Any, x_safe: float, toward: float, integer: bool, rtol: float = 1e-4) -> float:
+    """Move a parameter that meets the target on the tighter route toward less privacy.
+
+    ``meets(x)`` is the verified criterion (the tightest ε ≤ target); ``x_safe`` meets it;
+    ``toward`` is +1 when larger x means less privacy (rate, steps) and −1 for σ. The boundary
+    is bracketed by steps of growing size, then bisected (in log x; integers for steps): the
+    PLD bound is not smooth in the parameter (it is discretised), so no derivative is used.
+    Returns a point that meets the target, within ``rtol`` of the boundary.
+    """
+    safe = x_safe
+    step = 0.02
+    unsafe = None
+    for _ in range(40):
+        x = safe * math.exp(toward * step)
+        if integer:
+            x = float(max(math.floor(x), safe + 1.0)) if toward > 0 else float(math.ceil(x))
+        if (toward < 0 and x <= 0) or (toward > 0 and not integer and x > 1.0):
+            x = min(x, 1.0) if toward > 0 else x
+        if meets(x):
+            if x == safe:
+                break
+            safe = x
+            step *= 2.0
+        else:
+            unsafe = x
+            break
+    if unsafe is None:
+        return safe
+    for _ in range(60):
+        if integer:
+            if abs(unsafe - safe) <= 1:
+                break
+            mid = float(math.floor((safe + unsafe) / 2))
+        else:
+            if abs(math.log(unsafe / safe)) <= rtol:
+                break
+            mid = math.sqrt(safe * unsafe)
+        if meets(mid):
+            safe = mid
+        else:
+            unsafe = mid
+    return safe
+
+
 def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = None, *, steps: Any = None,
-                     epochs: Any = None, batch_size: Any = None, dataset_size: Any = None) -> Answer:
+                     epochs: Any = None, batch_size: Any = None, dataset_size: Any = None,
+                     method: str | None = None) -> Answer:
     """The smallest noise multiplier σ whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
 
-    The answer is on the safe side: :func:`epsilon` at the returned σ is ≤ the target (checked
-    before returning), and it is within a relative 10⁻⁹ or so of the smallest such σ.
+    The answer is on the safe side: :func:`epsilon` (same ``method``) at the returned σ is ≤ the
+    target — checked before returning. On the RDP route it is within a relative 10⁻⁹ or so of
+    the smallest such σ (Newton's method on the exact curve); when the PLD route is tighter
+    (``method=None`` with the PLD engine installed) σ is lowered from the RDP answer by a
+    bracketed bisection on the PLD bound, to a relative 10⁻⁴.
 
     Args:
         target_epsilon: ε ∈ (0, ∞).
         target_delta: δ ∈ (0, 1).
-        sample_rate: Poisson sampling rate q ∈ (0, 1] (see :func:`epsilon` for the schedule).
-        steps: number of steps T (or give ``epochs``).
-        epochs: number of epochs (T = ⌈epochs/q⌉).
-        batch_size: expected batch size (with ``dataset_size``, instead of ``sample_rate``).
-        dataset_size: number of examples n (with ``batch_size``).
+        sample_rate, steps, epochs, batch_size, dataset_size: the schedule (see :func:`epsilon`).
+        method: ``None`` (tightest route), ``"rdp"`` or ``"pld"``.
 
     Returns:
         :class:`Answer` (σ), with ``achieved`` the ε it reaches.
@@ -409,41 +545,57 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
             needs σ > 10¹².
 
     Examples:
-        >>> s = noise_multiplier(3.0, 1e-5, 0.01, steps=10_000)
+        >>> s = noise_multiplier(3.0, 1e-5, 0.01, steps=10_000, method="rdp")
         >>> round(s, 6), s.achieved <= 3.0
         (1.661855, True)
     """
+    method = _check_method(method)
     eps, dlt = _check_targets(target_epsilon, target_delta)
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     q, t = s.sample_rate, s.steps
     assert t is not None
-    sigma = sg.dpsgd_sigma(q, t, eps, dlt)
-    # The private solver verifies the raw ε; the public ε is rounded up by a few ulps, so make
-    # sure the answer meets the target as the user will check it.
-    achieved, _ = _eps_rdp(q, sigma, t, dlt)
-    step = 2.0**-50
-    while achieved > eps:
-        sigma = sigma * (1.0 + step)
-        step *= 2.0
-        achieved, _ = _eps_rdp(q, sigma, t, dlt)
-    return Answer(sigma, _RDP_METHOD, "σ at or above the smallest that meets the target", achieved=achieved)
+    engine = _pld_engine(method)
+    seen: dict[float, Answer] = {}
+
+    def rdp_meets(s_: float) -> bool:
+        # verified exactly as the user will check it: the public (rounded-up) ε
+        e, a = _eps_rdp(q, s_, t, dlt)
+        seen[s_] = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+        return e <= eps
+
+    def meets(s_: float) -> bool:
+        seen[s_] = _eps_best(q, s_, t, dlt, method, engine)
+        return float(seen[s_]) <= eps
+
+    sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=rdp_meets)  # the RDP answer: fast, tight
+    if engine is not None:
+        if method == "pld":
+            while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
+                sigma *= 1.05
+            sigma = _pld_refine(meets, sigma, -1.0, False)
+        elif meets(sigma) and seen[sigma].method == _PLD_METHOD:
+            sigma = _pld_refine(meets, sigma, -1.0, False)
+    achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
+    return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
 
 
 def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_rate: Any = None, *,
-          batch_size: Any = None, dataset_size: Any = None) -> Steps:
+          batch_size: Any = None, dataset_size: Any = None, method: str | None = None) -> Steps:
     """The largest number of steps whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
 
     Returns:
         :class:`Steps` (an ``int``; 0 if even one step exceeds the target), with ``achieved``.
 
     Examples:
-        >>> t = steps(3.0, 1e-5, 1.1, 0.01)
-        >>> int(t), epsilon(1.1, 0.01, steps=int(t), delta=1e-5) <= 3.0
+        >>> t = steps(3.0, 1e-5, 1.1, 0.01, method="rdp")
+        >>> int(t), epsilon(1.1, 0.01, steps=int(t), delta=1e-5, method="rdp") <= 3.0
         (3132, True)
     """
+    method = _check_method(method)
     eps, dlt = _check_targets(target_epsilon, target_delta)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     q = schedule(sample_rate, batch_size=batch_size, dataset_size=dataset_size, need_steps=False).sample_rate
+    engine = _pld_engine(method)
     t = sg.dpsgd_steps(q, sigma, eps, dlt)
     achieved = 0.0
     while t > 0:
@@ -451,10 +603,27 @@ def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_
         if achieved <= eps:
             break
         t -= 1
-    return Steps(t, _RDP_METHOD, "the largest number of steps that meets the target", achieved=achieved)
+    used = _RDP_METHOD
+    if engine is not None:
+        seen: dict[float, Answer] = {}
+
+        def meets(x: float) -> bool:
+            seen[x] = _eps_best(q, sigma, int(x), dlt, method, engine)
+            return float(seen[x]) <= eps
+
+        start = float(max(t, 1))
+        while start > 1 and not meets(start):  # only on method="pld": RDP's t meets otherwise
+            start = float(max(1, math.floor(start / 2)))
+        if not meets(start):
+            return Steps(0, seen[start].method, "the largest number of steps that meets the target", achieved=0.0)
+        if seen[start].method == _PLD_METHOD:
+            t = int(_pld_refine(meets, start, +1.0, True))
+            achieved, used = float(seen[float(t)]), seen[float(t)].method
+    return Steps(t, used, "the largest number of steps that meets the target", achieved=achieved)
 
 
-def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *, steps: Any) -> Answer:
+def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *, steps: Any,
+                method: str | None = None) -> Answer:
     """The largest Poisson sampling rate whose DP-SGD run of ``steps`` steps meets the target.
 
     Multiply by the data set size and round down for the largest expected batch size.
@@ -463,20 +632,38 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
         :class:`Answer` (q ∈ [0, 1]; 0 when no positive rate meets the target), with ``achieved``.
 
     Examples:
-        >>> q = sample_rate(3.0, 1e-5, 1.1, steps=10_000)
-        >>> epsilon(1.1, q, steps=10_000, delta=1e-5) <= 3.0
+        >>> q = sample_rate(3.0, 1e-5, 1.1, steps=10_000, method="rdp")
+        >>> epsilon(1.1, q, steps=10_000, delta=1e-5, method="rdp") <= 3.0
         True
     """
+    method = _check_method(method)
     eps, dlt = _check_targets(target_epsilon, target_delta)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     t = check_int("steps", steps, minimum=1)
-    q = sg.dpsgd_rate(sigma, t, eps, dlt)
+    engine = _pld_engine(method)
+    seen: dict[float, Answer] = {}
+
+    def rdp_meets(q_: float) -> bool:
+        e, a = _eps_rdp(q_, sigma, t, dlt)
+        seen[q_] = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+        return e <= eps
+
+    def meets(q_: float) -> bool:
+        seen[q_] = _eps_best(q_, sigma, t, dlt, method, engine)
+        return float(seen[q_]) <= eps
+
+    q = sg.dpsgd_rate(sigma, t, eps, dlt, check=rdp_meets)
+    if engine is not None and q > 0.0:
+        if method == "pld":
+            while q > 1e-300 and not meets(q):
+                q *= 0.5
+        if q < 1.0 and meets(q) and seen[q].method == _PLD_METHOD:
+            q = _pld_refine(meets, q, +1.0, False)
     achieved = 0.0
+    used = _RDP_METHOD
     if q > 0.0:
-        achieved, _ = _eps_rdp(q, sigma, t, dlt)
-        step = 2.0**-50
-        while achieved > eps and q > 0.0:
-            q = q * (1.0 - step)
-            step *= 2.0
-            achieved, _ = _eps_rdp(q, sigma, t, dlt)
-    return Answer(q, _RDP_METHOD, "rate at or below the largest that meets the target", achieved=achieved)
+        a_ = seen[q] if q in seen else _eps_best(q, sigma, t, dlt, method, engine)
+        achieved, used = float(a_), a_.method
+        if achieved > eps:  # pragma: no cover - the solvers return verified points or 0
+            q, achieved = 0.0, 0.0
+    return Answer(q, used, "rate at or below the largest that meets the target", achieved=achieved)

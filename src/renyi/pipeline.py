@@ -12,7 +12,7 @@ plus the δ at which ε is reported and an optional budget (format: ``docs/cli/r
     type = "gaussian"
     sigma = 1.1
     sampling = { scheme = "poisson", rate = 0.004 }   # or batch_size + dataset_size
-    count = 15000
+    count = 15000                                      # or epochs = 64 (count = epochs / rate)
 
 This module only *parses*: every number is validated by the mechanism or guarantee it builds,
 so a bad value gives the library's own :class:`~renyi.errors.DomainError` message, prefixed
@@ -239,7 +239,7 @@ MECHANISM_TYPES: dict[str, _Spec] = {
                  "an RDP guarantee: one point (alpha, epsilon) or lists orders/epsilons"),
 }
 
-_COMMON_KEYS = ("name", "type", "count", "sampling", "cells", "disjoint", "l2_sensitivity", "l1_sensitivity")
+_COMMON_KEYS = ("name", "type", "count", "epochs", "sampling", "cells", "disjoint", "l2_sensitivity", "l1_sensitivity")
 #: which declared vector sensitivity each noise-adding type takes
 _VECTOR_NORM = {"gaussian": "l2_sensitivity", "discrete_gaussian": "l2_sensitivity",
                 "laplace": "l1_sensitivity", "discrete_laplace": "l1_sensitivity"}
@@ -389,6 +389,8 @@ def _parse_entry(i: int, raw: Any, seen: set[str]) -> Entry:
     base, sampling = mech, None
     if "sampling" in raw:
         mech, sampling = _apply_sampling(where, mech, raw["sampling"])
+    if "epochs" in raw:
+        count = _count_of_epochs(where, raw, sampling, count)
     return Entry(name=name, type=t, mechanism=mech, count=count, base=base, sampling=sampling, params=params,
                  cells=cells, disjoint=disjoint)
 
@@ -432,6 +434,30 @@ def _vector_release(where: str, t: Any, raw: Mapping[str, Any],
         raise PipelineError(f"{where}: cells = {cells} needs disjoint = true (each individual in one cell) or a "
                             "declared l2_sensitivity / l1_sensitivity; separate releases are count = ...")
     return cells, disjoint, out
+
+
+def _count_of_epochs(where: str, raw: Mapping[str, Any], sampling: Sampling | None, count: int) -> int:
+    """``epochs`` passes over the data at the sampling rate: epochs/q runs (rounded up; an exact
+    fraction when the rate is batch_size/dataset_size). Must agree with ``count`` if both are given."""
+    from .dpsgd import schedule
+    from .errors import DomainError
+
+    if sampling is None:
+        raise PipelineError(f"{where}: epochs needs sampling (the number of runs is epochs / rate)")
+    epochs = _check_type(where, "epochs", raw["epochs"], "real")
+    samp = raw["sampling"]
+    try:
+        if "batch_size" in samp:
+            sched = schedule(batch_size=samp["batch_size"], dataset_size=samp["dataset_size"], epochs=epochs)
+        else:
+            sched = schedule(sampling.rate, epochs=epochs)
+    except DomainError as exc:
+        raise PipelineError(f"{where}: {exc}") from None
+    steps = int(sched.steps)  # type: ignore[arg-type]
+    if "count" in raw and count != steps:
+        raise PipelineError(f"{where}: count = {count} and epochs = {epochs!r} do not add up ({epochs!r} epochs at "
+                            f"rate {sampling.rate!r} are {steps} runs); give one of them")
+    return steps
 
 
 def _parse_budget(raw: Any, delta: float | None) -> Budget:

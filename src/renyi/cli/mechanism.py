@@ -26,6 +26,11 @@ class Scheme(str, Enum):
     without_replacement = "without-replacement"
 
 
+class Neighbouring(str, Enum):
+    add_remove = "add-remove"
+    replace_one = "replace-one"
+
+
 class Method(str, Enum):
     exact = "exact"
     pld = "pld"
@@ -49,29 +54,63 @@ POpt = Annotated[Optional[float], typer.Option("--p", help="Truth probability (r
 KOpt = Annotated[Optional[int], typer.Option("--k", help="Number of categories (randomized-response).")]
 RateOpt = Annotated[Optional[float], typer.Option(help="Sampling rate q ∈ [0, 1] (batch size / dataset size).")]
 SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given.")]
-StepsOpt = Annotated[int, typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps.")]
+StepsOpt = Annotated[Optional[int], typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps [default: 1].")]
+BatchOpt = Annotated[Optional[int], typer.Option(
+    "--batch-size", help="Expected batch size B; with --dataset-size n the sampling rate is B/n.")]
+DatasetOpt = Annotated[Optional[int], typer.Option("--dataset-size", help="Data set size n (with --batch-size).")]
+EpochsOpt = Annotated[Optional[float], typer.Option(
+    help="Passes over the data: runs = epochs / rate, rounded up (instead of --steps).")]
+NeighOpt = Annotated[Optional[Neighbouring], typer.Option(
+    "--neighbouring", help="Neighbouring relation of the mechanism (gaussian, laplace, discrete-*, exponential).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 MethodOpt = Annotated[Optional[Method], typer.Option(
     help="Accounting route: exact (Gaussians), pld (numerical privacy loss distributions), rdp or zcdp. "
          "Default: the tightest valid route.")]
 
 
-def _pipeline_data(mech: Mech, params: dict[str, Any], steps: int, rate: float | None, sampling: Scheme,
-                   delta: float) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": mech.value, "type": mech.value,
-                             **{k: v for k, v in params.items() if v is not None}, "count": steps}
-    if rate is not None:
-        entry["sampling"] = {"scheme": sampling.value, "rate": rate}
-    return {"privacy": {"delta": delta}, "mechanism": [entry]}
+class _Schedule:
+    """How often and on what sample the mechanism runs (the CLI's DP-SGD words)."""
+
+    def __init__(self, steps: int | None, rate: float | None, sampling: Scheme, batch_size: int | None = None,
+                 dataset_size: int | None = None, epochs: float | None = None,
+                 neighbouring: Neighbouring | None = None) -> None:
+        if (batch_size is None) != (dataset_size is None):
+            raise CLIError("--batch-size and --dataset-size go together (the sampling rate is their ratio)",
+                           EXIT_USER)
+        if batch_size is not None and rate is not None:
+            raise CLIError("give --rate or --batch-size/--dataset-size, not both", EXIT_USER)
+        if epochs is not None and rate is None and batch_size is None:
+            raise CLIError("--epochs needs a sampling rate (--rate, or --batch-size and --dataset-size)", EXIT_USER)
+        self.steps, self.rate, self.sampling = steps, rate, sampling
+        self.batch_size, self.dataset_size, self.epochs = batch_size, dataset_size, epochs
+        self.neighbouring = neighbouring
+
+    def entry(self, mech: Mech, params: dict[str, Any], steps: int | None = None,
+              rate: float | None = None) -> dict[str, Any]:
+        n = self.steps if steps is None else steps
+        q = self.rate if rate is None else rate
+        entry: dict[str, Any] = {"name": mech.value, "type": mech.value,
+                                 **{k: v for k, v in params.items() if v is not None}}
+        if self.neighbouring is not None:
+            entry["neighbouring"] = self.neighbouring.value.replace("-", "_")
+        if n is not None or self.epochs is None:
+            entry["count"] = 1 if n is None else n
+        if self.epochs is not None and steps is None:
+            entry["epochs"] = self.epochs
+        if q is not None:
+            entry["sampling"] = {"scheme": self.sampling.value, "rate": q}
+        elif self.batch_size is not None:
+            entry["sampling"] = {"scheme": self.sampling.value, "batch_size": self.batch_size,
+                                 "dataset_size": self.dataset_size}
+        return entry
 
 
-def _build(mech: Mech, params: dict[str, Any], steps: int, rate: float | None, sampling: Scheme,
-           delta: float) -> Any:
+def _build(mech: Mech, params: dict[str, Any], sched: _Schedule, delta: float, *, steps: int | None = None,
+           rate: float | None = None) -> Any:
     from renyi.pipeline import parse_pipeline
 
-    p = parse_pipeline(_pipeline_data(mech, params, steps, rate, sampling, delta),
-                       source=f"renyi {mech.value}")
-    return p
+    data = {"privacy": {"delta": delta}, "mechanism": [sched.entry(mech, params, steps, rate)]}
+    return parse_pipeline(data, source=f"renyi {mech.value}")
 
 
 def _alpha(a: Any) -> str:
@@ -90,7 +129,11 @@ def epsilon(
     sensitivity: SensOpt = None,
     rate: RateOpt = None,
     sampling: SamplingOpt = Scheme.poisson,
-    steps: StepsOpt = 1,
+    steps: StepsOpt = None,
+    batch_size: BatchOpt = None,
+    dataset_size: DatasetOpt = None,
+    epochs: EpochsOpt = None,
+    neighbouring: NeighOpt = None,
     delta: Annotated[float, typer.Option(help="δ at which ε is reported.")] = 1e-5,
     method: MethodOpt = None,
     json_: JsonOpt = False,
@@ -104,6 +147,8 @@ def epsilon(
 
         renyi epsilon gaussian --sigma 1.1 --rate 0.004267 --steps 14063 --delta 1e-5
 
+        renyi epsilon gaussian --sigma 1.1 --batch-size 256 --dataset-size 60000 --epochs 60
+
         renyi epsilon laplace --scale 10 --steps 20
 
         renyi epsilon randomized-response --epsilon 1 --steps 5 --json
@@ -114,7 +159,8 @@ def epsilon(
         from renyi.report import compute_report
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
-        pipe = _build(mechanism, params, steps, rate, sampling, delta)
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
+        pipe = _build(mechanism, params, sched, delta)
         with DelayedProgress("computing ε", total=7) as step:
             r = compute_report(pipe, progress=step, method=None if method is None else method.value,
                                tradeoff=False)
@@ -163,7 +209,11 @@ def delta(
     sensitivity: SensOpt = None,
     rate: RateOpt = None,
     sampling: SamplingOpt = Scheme.poisson,
-    steps: StepsOpt = 1,
+    steps: StepsOpt = None,
+    batch_size: BatchOpt = None,
+    dataset_size: DatasetOpt = None,
+    epochs: EpochsOpt = None,
+    neighbouring: NeighOpt = None,
     method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -181,7 +231,8 @@ def delta(
         from renyi import routes
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
-        pipe = _build(mechanism, params, steps, rate, sampling, 1e-5)
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
+        pipe = _build(mechanism, params, sched, 1e-5)
         with DelayedProgress("computing δ"):
             total = renyi.compose(*pipe.items())
             # one question: the PLD engine is asked wherever it knows the mechanism
@@ -220,7 +271,11 @@ def calibrate(
     sensitivity: SensOpt = None,
     rate: RateOpt = None,
     sampling: SamplingOpt = Scheme.poisson,
-    steps: StepsOpt = 1,
+    steps: StepsOpt = None,
+    batch_size: BatchOpt = None,
+    dataset_size: DatasetOpt = None,
+    epochs: EpochsOpt = None,
+    neighbouring: NeighOpt = None,
     method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -238,6 +293,8 @@ def calibrate(
         renyi calibrate gaussian --epsilon 1 --delta 1e-5
 
         renyi calibrate gaussian --rate 0.004267 --steps 14063 --epsilon 8 --delta 1e-5
+
+        renyi calibrate gaussian --batch-size 256 --dataset-size 60000 --epochs 60 --epsilon 8 --delta 1e-5
 
         renyi calibrate gaussian --solve steps --sigma 1.1 --rate 0.004267 --epsilon 8 --delta 1e-5
 
@@ -274,22 +331,26 @@ def calibrate(
         if what.value in ("sigma", "scale", "epsilon") and base.get(what.value) is not None:
             raise CLIError(f"--{what.value if what.value != 'epsilon' else 'mech-epsilon'} is being solved for; "
                            "do not give it", EXIT_USER)
-        if what is Solve.rate and rate is not None:
-            raise CLIError("--rate is being solved for; do not give it", EXIT_USER)
-        if what is Solve.steps and steps != 1:
-            raise CLIError("--steps is being solved for; do not give it", EXIT_USER)
+        if what is Solve.rate and (rate is not None or batch_size is not None):
+            raise CLIError("the rate is being solved for; do not give --rate or --batch-size", EXIT_USER)
+        if what is Solve.rate and epochs is not None:
+            raise CLIError("solving for the rate needs --steps, not --epochs (an epoch's length depends on the rate)",
+                           EXIT_USER)
+        if what is Solve.steps and (steps is not None or epochs is not None):
+            raise CLIError("--steps is being solved for; do not give --steps or --epochs", EXIT_USER)
         check_delta = delta if delta is not None else 1e-5
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
 
         def make(x: float) -> Any:
             params = dict(base)
-            n, q = steps, rate
+            n, q = None, None
             if what is Solve.steps:
                 n = int(x)
             elif what is Solve.rate:
                 q = float(x)
             else:
                 params[what.value] = float(x)
-            pipe = _build(mechanism, params, n, q, sampling, check_delta)
+            pipe = _build(mechanism, params, sched, check_delta, steps=n, rate=q)
             return compose(*pipe.items())
 
         kwargs: dict[str, Any] = {}
@@ -307,7 +368,8 @@ def calibrate(
             print_json({"parameter": what.value, "value": int(value) if what is Solve.steps else value,
                         "target": repr(target), "achieved": summary, "method": res.method,
                         "mechanism": mechanism.value,
-                        "steps": steps if what is not Solve.steps else int(value), "rate": rate})
+                        "steps": _runs(sched) if what is not Solve.steps else int(value),
+                        "rate": value if what is Solve.rate else _rate_of(sched)})
             return
         c = console()
         shown = f"{int(value):,}" if what is Solve.steps else _fmt_param(what, value)
@@ -315,6 +377,25 @@ def calibrate(
 
         c.print(f"[bold]{what.value} = [green]{shown}[/green][/bold]  meets {escape(repr(target))}")
         c.print(f"achieved: {summary['text']}" + (f"   (route: {res.method})" if res.method else ""), markup=False)
+
+
+def _rate_of(sched: _Schedule) -> float | None:
+    if sched.rate is not None:
+        return sched.rate
+    if sched.batch_size is not None:
+        return sched.batch_size / sched.dataset_size  # type: ignore[operator]
+    return None
+
+
+def _runs(sched: _Schedule) -> int:
+    if sched.steps is not None or sched.epochs is None:
+        return sched.steps or 1
+    from renyi.dpsgd import schedule
+
+    if sched.batch_size is not None:
+        return int(schedule(batch_size=sched.batch_size, dataset_size=sched.dataset_size,  # type: ignore[arg-type]
+                            epochs=sched.epochs).steps)
+    return int(schedule(sched.rate, epochs=sched.epochs).steps)  # type: ignore[arg-type]
 
 
 def _fmt_param(what: Solve, value: float) -> str:

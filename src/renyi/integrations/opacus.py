@@ -87,8 +87,10 @@ class RenyiAccountant(IAccountant):
         else:
             if noise_multiplier is None or sample_rate is None:
                 raise TypeError("step needs noise_multiplier and sample_rate (or event=...)")
-            dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both
             key = (noise_multiplier, sample_rate)
+            h = self.history
+            if not (h and h[-1][0] == noise_multiplier and h[-1][1] == sample_rate):
+                dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both (once per segment)
         h = self.history
         if h and h[-1][0] == key[0] and h[-1][1] == key[1]:
             h[-1] = (key[0], key[1], h[-1][2] + 1)
@@ -104,22 +106,29 @@ class RenyiAccountant(IAccountant):
             parts.append(one if n == 1 else one.compose(n))
         return parts[0] if len(parts) == 1 else compose(*parts)
 
-    def get_privacy_spent(self, *, delta: float) -> tuple[float, float | None]:
-        """(ε, witness order) spent so far at ``delta``: an upper bound on ε."""
+    def get_privacy_spent(self, *, delta: float, method: str | None = None) -> tuple[float, float | None]:
+        """(ε, witness order) spent so far at ``delta``: an upper bound on ε.
+
+        ``method``: None (the tightest route), ``"rdp"`` or ``"pld"`` (see
+        :func:`renyi.dpsgd.epsilon`).
+        """
         hist = _check_history(self.history)
         if not hist:
             return 0.0, None
         if len(hist) == 1 and hist[0][1] is not None:
             sigma, q, n = hist[0]
-            e = dpsgd.epsilon(sigma, q, steps=n, delta=delta)
+            e = dpsgd.epsilon(sigma, q, steps=n, delta=delta, method=method)
             assert isinstance(e, dpsgd.Answer)  # scalar arguments give one answer, not a sweep
             return float(e), e.witness
-        c = self._composition().best_epsilon(delta)
+        from ..routes import best_epsilon
+
+        c = best_epsilon(self._composition(), delta, method)
         return float(c.value), c.witness
 
-    def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
-        """An upper bound on ε spent so far at ``delta`` (0 before the first step)."""
-        return self.get_privacy_spent(delta=delta)[0]
+    def get_epsilon(self, delta: float, *args: Any, method: str | None = None, **kwargs: Any) -> float:
+        """An upper bound on ε spent so far at ``delta`` (0 before the first step); ``method``
+        as in :meth:`get_privacy_spent`."""
+        return self.get_privacy_spent(delta=delta, method=method)[0]
 
     def __len__(self) -> int:
         return len(self.history)

@@ -52,7 +52,8 @@ def _fold(t: np.ndarray, n: int) -> np.ndarray:
         out[: t.size] = t
         return out
     pad = (-t.size) % n
-    return np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    out = np.concatenate([t, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    return np.asarray(out, dtype=np.float64)
 
 
 def _lse(w: np.ndarray) -> float:
@@ -125,7 +126,7 @@ class Composed:
             out = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
         if self.inf_mass > 0:
             out = np.logaddexp(out, math.log(self.inf_mass))
-        return out
+        return np.asarray(out, dtype=np.float64)
 
     def epsilon_for(self, log_target: float, upper: bool) -> tuple[float, str]:
         """ε with δ(ε) = e^{log_target} on this composition.
@@ -186,6 +187,7 @@ def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
     h = comps[0][0].h
     nf = n // 2 + 1
     spec = np.ones(nf, dtype=np.complex128)
+    spec_abs = np.ones(nf)
     err = np.zeros(nf)  # bound on |computed − exact| per coefficient
     log_k = 0.0
     offset = 0
@@ -210,18 +212,21 @@ def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if c == 1:
                 p = f
+                absp = mag
                 ep = np.full(nf, ef)
             else:
                 p = f**c
-                bound = np.minimum(mag + ef, 1.0 + ef)
-                lb = np.log(bound)
-                ep = c * np.exp((c - 1) * lb) * ef
-                # rounding of exp(c·log z): relative (c·|log z| + 4)·u
-                ep = ep + (c * (np.abs(np.log(np.maximum(mag, 1e-300))) + math.pi) + 4) * _U * np.abs(p)
-                ep = np.where(np.isfinite(ep), ep, 2.0)
-        new = spec * p
-        err = np.abs(spec) * ep + np.abs(p) * err + err * ep + 4 * _U * np.abs(new)
-        spec = new
+                logmag = np.log(mag)
+                absp = np.exp(c * logmag)  # |f|^c, without another complex abs
+                lb = np.log(np.minimum(mag + ef, 1.0 + ef))
+                ep = c * ef * np.exp((c - 1) * lb)
+                # rounding of exp(c·log z): relative (c·(|log|z|| + π) + 4)·u
+                ep += (c * (np.abs(logmag) + math.pi) + 4) * _U * absp
+                ep[~np.isfinite(ep)] = 2.0
+        # |spec·p| ≤ |spec|·|p| up to a few ulps (covered by the 8u term)
+        err = spec_abs * ep + absp * err + err * ep + 8 * _U * spec_abs * absp
+        spec = spec * p
+        spec_abs = spec_abs * absp
     a = sfft.irfft(spec, n)
     # ℓ∞ error of the inverse: propagated coefficient errors plus its own round-off
     e_inv = (err[0] + 2.0 * err[1:].sum()) / n + eta * _norm(spec) * math.sqrt(2.0 / n) + 4 * _U

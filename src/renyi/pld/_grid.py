@@ -28,6 +28,7 @@ All masses are returned as logarithms so that the far tails, which carry the ans
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +64,7 @@ class Discrete:
         return m + math.log(float(np.sum(np.exp(w - m))))
 
 
-def _first_below(f, lo: float, hi: float, target: float, iters: int = 60) -> float:
+def _first_below(f: Callable[[float], float], lo: float, hi: float, target: float, iters: int = 60) -> float:
     """Smallest x in [lo, hi] (to bisection accuracy, rounded up) with f(x) ≤ target (f decreasing)."""
     for _ in range(iters):
         mid = 0.5 * (lo + hi)

@@ -346,12 +346,30 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
 def _answer(up: list[tuple[Discrete, int]], low: list[tuple[Discrete, int]], lam: float,
             mean: float, sd: float, h: float, *, log_delta: float | None,
             eps: float | None) -> tuple[float, float] | None:
-    s_grid = np.array([k / sd for k in (1, 4, 10, 16, 24)] + [-k / sd for k in (1, 4, 10, 16, 24)])
-    s_grid = s_grid[np.abs(s_grid) < 1e6]
+    # Window from Chernoff's bound on the tilted composed law: outside [z_lo, z_hi] it carries
+    # at most e^{-70} on each side (so the wrap-around allowance stays negligible).
+    ss = np.geomspace(0.05, 400.0, 16) / sd
+    k0 = _log_k(up, lam)
+    up_k = np.array([_log_k(up, lam + x) - k0 for x in ss])
+    dn_k = np.array([_log_k(up, lam - x) - k0 for x in ss])
+    with np.errstate(invalid="ignore", over="ignore"):
+        hi_c = (up_k + 70.0) / ss
+        lo_c = -(dn_k + 70.0) / ss
+        z_hi = float(np.nanmin(hi_c))
+        z_lo = float(np.nanmax(lo_c))
+    # the tilts that gave the edges (and their neighbours) serve the wrap-around bound
+    ih = int(np.nanargmin(hi_c)) if np.isfinite(hi_c).any() else 0
+    il = int(np.nanargmax(lo_c)) if np.isfinite(lo_c).any() else 0
+    pick_h = ss[max(ih - 1, 0):ih + 2]
+    pick_l = ss[max(il - 1, 0):il + 2]
+    s_grid = np.concatenate([pick_h, -pick_l])
     half = _WINDOW_SIGMAS * sd
     center = mean
     if eps is not None:
         center = eps + 0.5 * sd
+    if math.isfinite(z_hi) and math.isfinite(z_lo) and z_lo < center < z_hi and (z_hi - z_lo) / h < MAX_FFT:
+        half = 0.5 * (z_hi - z_lo)
+        center = 0.5 * (z_hi + z_lo)
     full_lo = sum(c * d.start for d, c in up)
     full_n = sum(c * (d.log_mass.size - 1) for d, c in up) + 1
     whole = full_n <= max(2**16, int(2 * half / h) + 1)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from ._format import fmt_down, fmt_num, fmt_up
 
 
 class Mech(str, Enum):
@@ -191,7 +191,7 @@ def epsilon(
         t.add_column("method")
         for route in r.routes:
             if route.applicable:
-                bracket = f"   [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}]" if route.lower is not None else ""
+                bracket = f"   [{fmt_down(route.lower)}, {fmt_up(route.epsilon)}]" if route.lower is not None else ""
                 t.add_row(route.title, fmt_up(route.epsilon), _alpha(route.witness), route.method + bracket)
             else:
                 t.add_row(route.title, "n/a", "", Text(route.note, style="dim"))
@@ -249,7 +249,7 @@ def delta(
 
         c.print(f"[bold]δ ≤ [green]{fmt_up(best.value)}[/green][/bold] at ε = {fmt_num(eps)} for "
                 f"{e.count:,} × {escape(repr(e.mechanism))}")
-        lower = f", bracket [{fmt_num(best.lower)}, {fmt_up(best.value)}]" if best.lower is not None else ""
+        lower = f", bracket [{fmt_down(best.lower)}, {fmt_up(best.value)}]" if best.lower is not None else ""
         c.print(f"route: {best.method} — {best.detail}" + lower
                 + (f", witness α = {_alpha(best.witness)}" if best.witness else "")
                 + f"   ({e.assumption})", markup=False)

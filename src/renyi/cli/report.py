@@ -123,7 +123,7 @@ def render_report(r: Any, plot: Path | None = None) -> None:
         style = "bold green" if route.key == r.route else ""
         note = route.method
         if getattr(route, "lower", None) is not None:
-            note = f"bracket [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}] — {note}"
+            note = f"bracket [{fmt_down(route.lower)}, {fmt_up(route.epsilon)}] — {note}"
         t.add_row(Text(route.title, style=style), Text(fmt_up(route.epsilon), style=style),
                   "" if ratio != ratio else f"{ratio:.2f}", _alpha(route.witness), holds, Text(note))
     c.print(t)

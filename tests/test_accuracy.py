@@ -440,3 +440,25 @@ def test_query_bad_input():
         Query("q", weight=0.0)
     with pytest.raises(DomainError, match="cells"):
         Query("q", cells=0)
+
+
+@pytest.mark.optional
+def test_cross_check_against_opendp():
+    """OpenDP's accuracy functions (P[|Z| ≥ a] ≤ α): equal to ours for continuous noise (ours may
+    be wider by the 1e-12 margin only), and ours + 1 for discrete noise (P[|Z| > k] = P[|Z| ≥ k + 1])."""
+    from _peers import need
+
+    need("opendp")
+    import opendp.prelude as dp
+    from opendp import accuracy as od
+
+    dp.enable_features("contrib")
+    for s in (0.5, 1.0, 3.0, 10.0, 250.0):
+        for alpha in (0.05, 0.2, 1e-6):
+            g = half_width(Gaussian(s), beta=alpha)
+            assert od.gaussian_scale_to_accuracy(s, alpha) == pytest.approx(g, rel=1e-9)
+            lp = half_width(Laplace(s), beta=alpha)
+            assert od.laplacian_scale_to_accuracy(s, alpha) == pytest.approx(lp, rel=1e-9)
+            assert od.discrete_gaussian_scale_to_accuracy(s, alpha) == half_width(DiscreteGaussian(s), beta=alpha) + 1
+            assert math.ceil(od.discrete_laplacian_scale_to_accuracy(s, alpha)) == \
+                half_width(DiscreteLaplace(s), beta=alpha) + 1

@@ -44,6 +44,10 @@ _EXPORTS: dict[str, str] = {
     "ptr_mode": ".mechanisms",
     "PoissonSubsampled": ".subsampling",
     "SubsampledWithoutReplacement": ".subsampling",
+    "RandomAllocation": ".allocation",
+    "Shuffled": ".allocation",
+    "TruncatedPoisson": ".truncation",
+    "Tuning": ".tuning",
     # divergences and the privacy loss
     "renyi_divergence": ".divergences",
     "PrivacyLoss": ".plrv",
@@ -141,3 +145,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .plrv import power_means as power_means
     from .subsampling import PoissonSubsampled as PoissonSubsampled
     from .subsampling import SubsampledWithoutReplacement as SubsampledWithoutReplacement
+    from .allocation import RandomAllocation as RandomAllocation
+    from .allocation import Shuffled as Shuffled
+    from .truncation import TruncatedPoisson as TruncatedPoisson
+    from .tuning import Tuning as Tuning

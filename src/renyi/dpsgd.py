@@ -369,9 +369,15 @@ def _is_array(*xs: Any) -> bool:
 # Questions
 # ----------------------------------------------------------------------------------------------
 def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
-            delta: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None
-            ) -> Answer | Sweep:
+            delta: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None,
+            event: Any = None) -> Answer | Sweep:
     """An upper bound on the ε of DP-SGD at ``delta``.
+
+    With ``event`` (a :class:`renyi.batches.SamplerEvent`, the ``.event`` of the sampler that
+    ran) the ε is that of the sampler that actually ran (Poisson, random allocation, truncated
+    Poisson or shuffling), and every other number given must agree with it
+    (:meth:`~renyi.batches.SamplerEvent.check`): a disagreement raises instead of returning
+    the ε of a run that did not happen.
 
     Args:
         noise_multiplier: σ ∈ (0, ∞).
@@ -401,6 +407,9 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         array([3.695, 1.712])
     """
     method = _check_method(method)
+    if event is not None:
+        return _epsilon_of_event(event, noise_multiplier, sample_rate, steps, epochs, delta, batch_size,
+                                 dataset_size, method)
     if _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size):
         return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size, method)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
@@ -408,6 +417,29 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
     return _eps_best(s.sample_rate, sigma, s.steps, dlt, method)
+
+
+def _epsilon_of_event(event: Any, noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,
+                      batch_size: Any, dataset_size: Any, method: str | None = None) -> Answer:
+    from .batches import SamplerEvent
+
+    if not isinstance(event, SamplerEvent):
+        raise TypeError(f"event must be a renyi.batches.SamplerEvent; got {type(event).__name__}")
+    if batch_size is not None and sample_rate is None:
+        n = dataset_size if dataset_size is not None else event.dataset_size
+        sample_rate = check_real("batch_size", batch_size) / check_int("dataset_size", n)
+    event.check(sample_rate=sample_rate, steps=steps_, epochs=epochs, dataset_size=dataset_size,
+                noise_multiplier=noise_multiplier)
+    dlt = PROBABILITY_OPEN.check("delta", delta_)
+    mech = event.mechanism(noise_multiplier)
+    if method is None:
+        c = mech.best_epsilon(dlt)
+    else:
+        from .routes import best_epsilon
+
+        c = best_epsilon(mech, dlt, method)
+    return Answer(c.value, f"{event.describe()}: {event.theorem}; {c.method}", "upper bound on ε",
+                  witness=c.witness)
 
 
 def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs: Any, delta_: Any,

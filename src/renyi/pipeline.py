@@ -70,12 +70,27 @@ class Sampling:
 
     scheme: str
     rate: float
+    steps: int | None = None
+    k: int = 1
+    max_batch: int | None = None
+    dataset_size: int | None = None
 
     @property
     def assumption(self) -> str:
         """The sampling assumption in words, as printed in every report."""
         if self.scheme == "poisson":
             return "Poisson sampling, add/remove neighbours"
+        if self.scheme == "allocation":
+            from .allocation import THEOREM
+
+            return (f"random allocation, k = {self.k} of t = {self.steps} steps per epoch (count = epochs), "
+                    f"add/remove neighbours; {THEOREM}")
+        if self.scheme == "truncated_poisson":
+            return (f"truncated Poisson sampling (batch ≤ {self.max_batch}, n = {self.dataset_size}), add/remove "
+                    "neighbours; Poisson curve + δ = P[Bin(n, q) ≥ cap]")
+        if self.scheme == "shuffle":
+            return (f"shuffled fixed batches, t = {self.steps} steps per epoch (count = epochs), replace-one "
+                    "neighbours; no amplification claimed")
         return "sampling without replacement (fixed-size batches), replace-one neighbours"
 
 
@@ -243,7 +258,7 @@ _COMMON_KEYS = ("name", "type", "count", "epochs", "sampling", "cells", "disjoin
 #: which declared vector sensitivity each noise-adding type takes
 _VECTOR_NORM = {"gaussian": "l2_sensitivity", "discrete_gaussian": "l2_sensitivity",
                 "laplace": "l1_sensitivity", "discrete_laplace": "l1_sensitivity"}
-SAMPLING_SCHEMES = ("poisson", "without_replacement")
+SAMPLING_SCHEMES = ("poisson", "without_replacement", "allocation", "truncated_poisson", "shuffle")
 
 
 def _canon(word: str) -> str:
@@ -331,7 +346,7 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     if not isinstance(raw, Mapping):
         raise PipelineError(f"{where}: sampling must be a table like {{ scheme = \"poisson\", rate = 0.01 }}; "
                             f"got {_type_name(raw)} {raw!r}")
-    allowed = ("scheme", "rate", "batch_size", "dataset_size")
+    allowed = ("scheme", "rate", "batch_size", "dataset_size", "steps", "k", "max_batch")
     for key in raw:
         if key not in allowed:
             raise PipelineError(f"{where}: unknown sampling key {key!r}; expected one of: {', '.join(allowed)}")
@@ -339,6 +354,11 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     if not isinstance(scheme, str) or _canon(scheme) not in SAMPLING_SCHEMES:
         raise PipelineError(f"{where}: sampling scheme must be one of {', '.join(SAMPLING_SCHEMES)}; got {scheme!r}")
     scheme = _canon(scheme)
+    if scheme in ("allocation", "shuffle", "truncated_poisson"):
+        return _apply_sampler(where, mech, scheme, raw)
+    for key in ("steps", "k", "max_batch"):
+        if key in raw:
+            raise PipelineError(f"{where}: sampling key {key!r} is not used by scheme {scheme!r}")
     if "rate" in raw:
         if "batch_size" in raw or "dataset_size" in raw:
             raise PipelineError(f"{where}: give the sampling rate or batch_size and dataset_size, not both")
@@ -364,6 +384,42 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     except (DomainError, TypeError, ValueError) as e:
         raise PipelineError(f"{where}: {e}") from None
     return sub, Sampling(scheme, float(rate))
+
+
+def _apply_sampler(where: str, mech: Any, scheme: str, raw: Mapping[str, Any]) -> tuple[Any, Sampling]:
+    """Random allocation ({steps, k} or {rate} = k/t), shuffling ({steps}) and truncated Poisson
+    ({rate, max_batch, dataset_size}); ``count`` is epochs for the first two, steps for the last."""
+    from . import allocation, truncation
+
+    def need_int(key: str) -> int:
+        if key not in raw:
+            raise PipelineError(f"{where}: sampling scheme {scheme!r} needs {key!r}")
+        return int(_check_type(where, f"sampling.{key}", raw[key], "int"))
+
+    try:
+        if scheme == "truncated_poisson":
+            rate = float(_check_type(where, "sampling.rate", raw.get("rate"), "real")) if "rate" in raw else None
+            if rate is None:
+                raise PipelineError(f"{where}: sampling scheme 'truncated_poisson' needs 'rate'")
+            cap, n = need_int("max_batch"), need_int("dataset_size")
+            return (truncation.TruncatedPoisson(mech, rate, cap, n),
+                    Sampling(scheme, rate, max_batch=cap, dataset_size=n))
+        k = int(_check_type(where, "sampling.k", raw["k"], "int")) if "k" in raw else 1
+        if "steps" in raw:
+            t = need_int("steps")
+        elif "rate" in raw:
+            rate = float(_check_type(where, "sampling.rate", raw["rate"], "real"))
+            t = round(k / rate) if rate > 0 else 0
+            if rate <= 0 or not math.isclose(k / t, rate, rel_tol=1e-9):
+                raise PipelineError(f"{where}: sampling rate for {scheme!r} must be k/steps for a whole number of "
+                                    f"steps; got {rate!r} (give steps = ... instead)")
+        else:
+            raise PipelineError(f"{where}: sampling scheme {scheme!r} needs 'steps' (steps per epoch)")
+        if scheme == "shuffle":
+            return allocation.Shuffled(mech, t), Sampling(scheme, 1.0 / t, steps=t)
+        return allocation.RandomAllocation(mech, t, k), Sampling(scheme, k / t, steps=t, k=k)
+    except (DomainError, TypeError, ValueError) as e:
+        raise PipelineError(f"{where}: {e}") from None
 
 
 def _parse_entry(i: int, raw: Any, seen: set[str]) -> Entry:
@@ -445,6 +501,13 @@ def _count_of_epochs(where: str, raw: Mapping[str, Any], sampling: Sampling | No
     if sampling is None:
         raise PipelineError(f"{where}: epochs needs sampling (the number of runs is epochs / rate)")
     epochs = _check_type(where, "epochs", raw["epochs"], "real")
+    if sampling.scheme in ("allocation", "shuffle"):
+        # one mechanism of these schemes is one whole epoch; a partial epoch counts as a whole one
+        n_epochs: int = max(1, math.ceil(float(epochs)))
+        if "count" in raw and count != n_epochs:
+            raise PipelineError(f"{where}: count = {count} and epochs = {epochs!r} do not add up (count is epochs "
+                                f"for {sampling.scheme}); give one of them")
+        return n_epochs
     samp = raw["sampling"]
     try:
         if "batch_size" in samp:

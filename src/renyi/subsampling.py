@@ -57,7 +57,7 @@ from ._validation import PROBABILITY, check_int
 from .definitions import RDP, Conversion, Guarantee
 from .definitions.base import _check_delta, _check_epsilon
 from .errors import ConversionError, DomainError
-from .mechanisms.base import Mechanism
+from .mechanisms.base import Mechanism, check_neighbouring
 
 __all__ = ["PoissonSubsampled", "SubsampledWithoutReplacement"]
 
@@ -359,16 +359,17 @@ class SubsampledWithoutReplacement(Mechanism):
 
     mechanism: Mechanism
     rate: float
-
-    neighbouring = "replace_one"
+    neighbouring: str = "replace_one"
 
     def __post_init__(self) -> None:
         _check_mechanism(self.mechanism)
         object.__setattr__(self, "rate", PROBABILITY.check("rate", self.rate))
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
 
     @property
     def sampling(self) -> str:
-        return f"sampling without replacement (fraction {self.rate:g}), replace-one neighbours"
+        words = "replace-one" if self.neighbouring == "replace_one" else "add/remove"
+        return f"sampling without replacement (fraction {self.rate:g}), {words} neighbours"
 
     def __repr__(self) -> str:
         return f"SubsampledWithoutReplacement({self.mechanism!r}, rate={self.rate!r}) [{self.sampling}]"
@@ -382,6 +383,8 @@ class SubsampledWithoutReplacement(Mechanism):
         base_g = self.mechanism.guarantee_under("replace_one")
         if g == 0.0:
             return _zero_guarantee("nothing spent (sampling fraction 0)")
+        if self.neighbouring == "add_remove":
+            return _wor_add_remove(self.mechanism, g, base_g)
         if g == 1.0:
             return base_g
         base = _base_curve(base_g)
@@ -405,3 +408,31 @@ class SubsampledWithoutReplacement(Mechanism):
     def release(self, value: Any, rng: Any = None) -> Any:
         """``value`` must already be the query answer on the subsample; adds the base noise."""
         return self.mechanism.release(value, rng)
+
+
+def _wor_add_remove(mechanism: Mechanism, g: float, base_g: Guarantee) -> Guarantee:
+    """Fixed-size batch m = γn under add/remove neighbours.
+
+    Coupling: with x′ = x ∪ {z}, a uniform m-subset of x′ misses z with probability
+    1 − m/(n+1) (then it is a uniform m-subset of x) and otherwise is z plus m − 1 records
+    of x, i.e. a uniform m-subset of x with one record replaced by z. Mixing over the common
+    batch (joint quasi-convexity of Rényi divergence), both directions are bounded by the
+    Poisson-type mixture pair (1 − γ)P + γP′ vs P at rate γ = m/n ≥ m/(n+1), whose base pair
+    (P, P′) differs by *replacing* one record. So the curve is the Poisson-subsampled curve of
+    the base mechanism's replace-one guarantee ([MTZ19] exact for a Gaussian base, with
+    noise multiplier σ/Δ_replace; [ZW19] otherwise); γ = 1: the replace-one base guarantee.
+    """
+    if g == 1.0:
+        return base_g
+    from .mechanisms import Gaussian
+
+    if isinstance(mechanism, Gaussian):
+        d_replace = mechanism.sensitivity * (2.0 if mechanism.neighbouring == "add_remove" else 1.0)
+        return _sg_curve(g, mechanism.sigma / d_replace, 1)
+    base = _base_curve(base_g)
+    return RDP(
+        _ZW19Curve(g, base, False, base.eps_inf),
+        eps_inf=sg.eps_inf_poisson(g, base.eps_inf),
+        convex=False,
+        label=f"without replacement, add/remove (γ={g:g}) of {base.label or base!r}",
+    )

@@ -24,6 +24,8 @@ class Mech(str, Enum):
 class Scheme(str, Enum):
     poisson = "poisson"
     without_replacement = "without-replacement"
+    allocation = "allocation"
+    shuffle = "shuffle"
 
 
 class Neighbouring(str, Enum):
@@ -53,7 +55,8 @@ SensOpt = Annotated[Optional[float], typer.Option(help="Sensitivity Δ (ℓ₂ f
 POpt = Annotated[Optional[float], typer.Option("--p", help="Truth probability (randomized-response).")]
 KOpt = Annotated[Optional[int], typer.Option("--k", help="Number of categories (randomized-response).")]
 RateOpt = Annotated[Optional[float], typer.Option(help="Sampling rate q ∈ [0, 1] (batch size / dataset size).")]
-SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given.")]
+SamplingOpt = Annotated[Scheme, typer.Option(help="Sampling scheme when --rate is given (allocation and shuffle: "
+                                                 "rate = 1/steps per epoch; --steps counts steps).")]
 StepsOpt = Annotated[Optional[int], typer.Option(help="Number of runs (compositions), e.g. DP-SGD steps [default: 1].")]
 BatchOpt = Annotated[Optional[int], typer.Option(
     "--batch-size", help="Expected batch size B; with --dataset-size n the sampling rate is B/n.")]
@@ -97,7 +100,18 @@ class _Schedule:
             entry["count"] = 1 if n is None else n
         if self.epochs is not None and steps is None:
             entry["epochs"] = self.epochs
-        if q is not None:
+        if self.sampling in (Scheme.allocation, Scheme.shuffle):
+            # one mechanism of these schemes is one epoch of t = 1/rate steps: --steps counts steps
+            # (a partial epoch is accounted as a whole one: it releases a prefix of one)
+            if q is None and self.batch_size is not None:
+                q = self.batch_size / self.dataset_size  # type: ignore[operator]
+            if q is None or q <= 0:
+                raise CLIError(f"--sampling {self.sampling.value} needs --rate (1/steps per epoch)", EXIT_USER)
+            t = max(1, round(1.0 / q))
+            if "count" in entry and n is not None:
+                entry["count"] = max(1, math.ceil(n / t))
+            entry["sampling"] = {"scheme": self.sampling.value, "rate": q}
+        elif q is not None:
             entry["sampling"] = {"scheme": self.sampling.value, "rate": q}
         elif self.batch_size is not None:
             entry["sampling"] = {"scheme": self.sampling.value, "batch_size": self.batch_size,
@@ -148,6 +162,8 @@ def epsilon(
         renyi epsilon gaussian --sigma 1.1 --rate 0.004267 --steps 14063 --delta 1e-5
 
         renyi epsilon gaussian --sigma 1.1 --batch-size 256 --dataset-size 60000 --epochs 60
+
+        renyi epsilon gaussian --sigma 1.0 --sampling allocation --rate 0.002132 --steps 4690
 
         renyi epsilon laplace --scale 10 --steps 20
 

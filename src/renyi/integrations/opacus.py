@@ -71,6 +71,40 @@ class RenyiAccountant(IAccountant):
     def __init__(self) -> None:
         super().__init__()
         self.history: list[tuple[Any, Any, int]] = []
+        self.sampler: Any = None
+
+    def attach(self, sampler: Any) -> None:
+        """Account for the batch sampler that actually ran (the sampler-to-accountant contract).
+
+        ``sampler`` is a renyi batch sampler (:mod:`renyi.integrations.torch_samplers` or
+        :mod:`renyi.batches`) or its :class:`~renyi.batches.SamplerEvent`. From then on ε is that
+        of the sampler's event (random allocation, truncated Poisson, shuffling, or Poisson),
+        and the recorded steps must agree with it: the number of steps with the batches the
+        sampler produced, every step's rate with the sampler's rate, and one noise multiplier
+        throughout; otherwise ``get_epsilon`` raises :class:`renyi.DomainError`.
+        """
+        self.sampler = sampler
+
+    def _event_epsilon(self, delta: float) -> tuple[float, float | None]:
+        from ..batches import SamplerEvent
+        from ..errors import DomainError
+
+        event = self.sampler if isinstance(self.sampler, SamplerEvent) else self.sampler.event
+        hist = _check_history(self.history)
+        if any(b is None for _, b, _ in hist):
+            raise DomainError("steps recorded with event=... cannot be checked against a sampler",
+                              name="history", value=None)
+        sigmas = {a for a, _, _ in hist}
+        if len(sigmas) > 1:
+            raise DomainError(f"the noise multiplier changed during the run ({sorted(sigmas)}); the sampler's "
+                              "analysis needs one noise multiplier", name="noise_multiplier", value=sorted(sigmas))
+        for _, q, _ in hist:
+            event.check(sample_rate=q)
+        event.check(steps=sum(n for _, _, n in hist))
+        if not hist:
+            return 0.0, None
+        c = event.mechanism(next(iter(sigmas))).best_epsilon(delta)
+        return float(c.value), c.witness
 
     def step(self, *, noise_multiplier: float | None = None, sample_rate: float | None = None,
              event: Any = None) -> None:
@@ -110,8 +144,11 @@ class RenyiAccountant(IAccountant):
         """(ε, witness order) spent so far at ``delta``: an upper bound on ε.
 
         ``method``: None (the tightest route), ``"rdp"`` or ``"pld"`` (see
-        :func:`renyi.dpsgd.epsilon`).
+        :func:`renyi.dpsgd.epsilon`). With a sampler attached (:meth:`attach`), the ε of the
+        sampler's event (the method is then the tightest route for it).
         """
+        if self.sampler is not None:
+            return self._event_epsilon(delta)
         hist = _check_history(self.history)
         if not hist:
             return 0.0, None

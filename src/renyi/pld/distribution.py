@@ -48,7 +48,7 @@ from ._profiles import Profile, pairs_for
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
 
 #: The largest FFT length used (memory: a few arrays of this many float64/complex128 values).
-MAX_FFT = 2**19
+MAX_FFT = 2**20
 #: Target relative width of an ε bracket before the grid stops being refined.
 TARGET_WIDTH = 0.004
 _WINDOW_SIGMAS = 13.0

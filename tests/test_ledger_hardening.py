@@ -341,3 +341,21 @@ def test_direct_sqlite_ledger_on_missing_file_creates_nothing_until_initialised(
     led = SQLiteLedger(path)
     assert not path.exists()
     led.close()
+
+
+# ----- one budget check -----------------------------------------------------------------------
+def test_report_and_accountant_agree_on_a_rho_budget(tmp_path):
+    """The audit's case: an (ε, δ) step (δ = 3e-6) under a ρ budget. The accountant refuses
+    it, so the report must not say the budget holds."""
+    from renyi.pipeline import load_pipeline
+    from renyi.report import compute_report
+
+    p = tmp_path / "p.toml"
+    p.write_text('[privacy]\ndelta = 1e-5\nbudget = { rho = 0.5 }\n'
+                 '[[mechanism]]\nname = "g"\ntype = "gaussian"\nsigma = 10.0\ncount = 2\n'
+                 '[[mechanism]]\nname = "a"\ntype = "approx"\nepsilon = 0.1\ndelta = 3e-6\n')
+    rep = compute_report(load_pipeline(str(p)))
+    assert rep.budget is not None and rep.budget.holds is False and "accountant" in rep.budget.note
+    p.write_text('[privacy]\ndelta = 1e-5\nbudget = { rho = 0.5 }\n'
+                 '[[mechanism]]\nname = "g"\ntype = "gaussian"\nsigma = 10.0\ncount = 2\n')
+    assert compute_report(load_pipeline(str(p))).budget.holds is True

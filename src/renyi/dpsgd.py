@@ -47,6 +47,8 @@ Examples:
 from __future__ import annotations
 
 import math
+import os
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -309,6 +311,11 @@ def _check_method(method: Any) -> str | None:
 def _pld_engine(method: str | None) -> Any:
     """The PLD engine when ``method`` asks for it (None: if installed), else None."""
     if method == "rdp":
+        return None
+    if method is None and "renyi.pld" not in sys.modules and os.environ.get("RENYI_PLD_ROUTE", "") in ("", "0"):
+        # The PLD engine offers its route only when asked (RENYI_PLD_ROUTE=1, or its
+        # ROUTE_ENABLED flag set after importing it); importing it just to hear "no" would
+        # cost more than the whole RDP answer (it loads scipy's FFT and signal modules).
         return None
     from .routes import pld_available
 

@@ -35,6 +35,7 @@ status.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -361,6 +362,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
 
     step("budget")
     status = _budget_status(pipeline, d, best.epsilon, total, curve, rho_total, routes)
+    status = _accountant_check(status, entries)
 
     return Report(
         source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
@@ -395,6 +397,28 @@ def _share(v: float, tot: float, per: list[float]) -> float:
         return v / tot
     n_inf = sum(1 for x in per if math.isinf(x))
     return 1.0 / n_inf if math.isinf(v) else 0.0
+
+
+def _accountant_check(status: BudgetStatus | None, entries: Any) -> BudgetStatus | None:
+    """The budget holds only if the accountant would admit the whole pipeline too.
+
+    One source of truth: a ρ budget is checked by spending every entry, in an in-memory
+    :class:`~renyi.accountant.Accountant` with that budget, exactly as a real run would be; if
+    it refuses (e.g. an (ε, δ) step has no zCDP bound), the report does not say "holds".
+    """
+    if status is None or status.kind != "rho" or not status.holds:
+        return status
+    from .accountant import Accountant
+    from .definitions import ZCDP
+    from .errors import BudgetExceededError, ConversionError
+
+    acct = Accountant(budget=ZCDP(status.limit))
+    try:
+        for e in entries:
+            acct.spend(e.mechanism, e.count)
+    except (BudgetExceededError, ConversionError) as exc:
+        return dataclasses.replace(status, holds=False, note=f"the accountant refuses this pipeline: {exc}")
+    return status
 
 
 def _budget_status(pipeline: Pipeline, delta: float, best: float, total: Guarantee, curve: Guarantee,

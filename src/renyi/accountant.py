@@ -1047,6 +1047,8 @@ class Accountant:
             for r, obj in self._route_inputs():
                 if method is not None and r.name != method:
                     continue
+                if method == "pld":
+                    obj = _routes.items(obj, offer_pld=True)  # asked for by name
                 try:
                     c = r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
                 except ConversionError as exc:

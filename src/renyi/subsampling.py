@@ -322,14 +322,11 @@ class PoissonSubsampled(Mechanism):
         )
 
     def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
-        if method not in (None, "native"):  # one named route: ask the routes
-            return super().best_epsilon(delta, method)
-        # the amplified bound, but never worse than the mechanism without subsampling
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee.best_epsilon, delta)
 
     def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
-        if method not in (None, "native"):  # one named route: ask the routes
-            return super().best_delta(epsilon, method)
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
@@ -400,15 +397,12 @@ class SubsampledWithoutReplacement(Mechanism):
         )
 
     def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
-        if method not in (None, "native"):  # one named route: ask the routes
-            return super().best_epsilon(delta, method)
-        # the amplified bound, but never worse than the mechanism without subsampling
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee_under("replace_one").best_epsilon,
                          delta)
 
     def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
-        if method not in (None, "native"):  # one named route: ask the routes
-            return super().best_delta(epsilon, method)
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee_under("replace_one").best_delta,
                          epsilon)
 

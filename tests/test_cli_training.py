@@ -20,7 +20,7 @@ def run(*args: str):
 
 def test_epsilon_from_batch_size_and_epochs():
     r = run("epsilon", "gaussian", "--sigma", "1.1", "--batch-size", "256", "--dataset-size", "60000",
-            "--epochs", "10", "--json")
+            "--epochs", "10", "--method", "rdp", "--json")  # the RDP route, as dpsgd.epsilon
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     ref = dpsgd.epsilon(1.1, batch_size=256, dataset_size=60_000, epochs=10, delta=1e-5)
@@ -29,7 +29,7 @@ def test_epsilon_from_batch_size_and_epochs():
 
 def test_delta_from_batch_size_and_epochs():
     r = run("delta", "gaussian", "--sigma", "1.1", "--batch-size", "256", "--dataset-size", "60000",
-            "--epochs", "10", "--eps", "1.0", "--json")
+            "--epochs", "10", "--eps", "1.0", "--method", "rdp", "--json")
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     ref = dpsgd.delta(1.1, batch_size=256, dataset_size=60_000, epochs=10, epsilon=1.0)

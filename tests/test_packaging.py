@@ -116,3 +116,36 @@ def test_wheel_in_a_clean_venv_runs_the_main_job(wheel, tmp_path):
     where = subprocess.run([str(py), "-c", "import renyi; print(renyi.__file__)"], capture_output=True,
                            text=True, cwd=tmp_path, env=clean, timeout=60)
     assert str(env_dir) in where.stdout, "the check must run the installed wheel, not the checkout"
+
+
+# ----- names: the US spelling `neighboring` is accepted wherever `neighbouring` is ----------
+def test_neighboring_alias_in_the_api():
+    """Mechanisms, methods and functions take `neighboring=` as `neighbouring=`."""
+    from renyi import ExponentialMechanism, Gaussian, Laplace, ptr_mode
+    from renyi.mechanisms import DiscreteGaussian
+
+    assert Gaussian(1.0, neighboring="replace_one") == Gaussian(1.0, neighbouring="replace_one")
+    assert Laplace(2.0, neighboring="replace_one").neighbouring == "replace_one"
+    assert DiscreteGaussian(2.0, neighboring="replace_one").neighboring == "replace_one"
+    assert ExponentialMechanism(1.0, neighboring="replace_one").neighbouring == "replace_one"
+    assert Laplace.from_epsilon(1.0, neighboring="replace_one").neighbouring == "replace_one"
+    assert ptr_mode(1.0, 1e-6, neighboring="add_remove").neighbouring == "add_remove"
+    assert Gaussian(1.0).guarantee_under(neighboring="replace_one") == Gaussian(1.0).guarantee_under("replace_one")
+    with pytest.raises(TypeError, match="both 'neighbouring' and its alias 'neighboring'"):
+        Gaussian(1.0, neighbouring="add_remove", neighboring="replace_one")
+    with pytest.raises(DomainError, match="neighbouring must be one of"):
+        Gaussian(1.0, neighboring="sideways")
+
+
+def test_neighboring_alias_in_pipeline_files_and_cli(tmp_path):
+    """A pipeline file may spell the key `neighboring`; the CLI takes `--neighboring`."""
+    from renyi.pipeline import build_mechanism
+
+    assert build_mechanism("laplace", {"scale": 2.0, "neighboring": "replace_one"}).neighbouring == "replace_one"
+    with pytest.raises(DomainError, match="not both"):
+        build_mechanism("laplace", {"scale": 2.0, "neighboring": "replace_one", "neighbouring": "add_remove"})
+    a = runner.invoke(app, ["limits", "histogram", "--keys", "100", "--rho", "0.5", "--neighboring", "add-remove",
+                            "--json"])
+    b = runner.invoke(app, ["limits", "histogram", "--keys", "100", "--rho", "0.5", "--neighbouring", "add-remove",
+                            "--json"])
+    assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout

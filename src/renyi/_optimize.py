@@ -3,7 +3,7 @@
 The objectives below are valid bounds at *every* order, so the optimiser only buys
 tightness; the number returned is always evaluated exactly at the returned order.
 For curves whose CGF K(λ) = λ·ε(1+λ) is convex (exact divergences and their sums) the
-objectives are quasi-convex in α (theory §4.5), so a coarse grid plus a bracketed Brent
+objectives are quasi-convex in α (the CGF (α − 1)·ε(α) of an exact curve is convex), so a coarse grid plus a bracketed Brent
 refinement finds the global optimum. Other curves (upper bounds, interpolated points) get
 a dense grid first, then the same local refinement; the result is never worse than the grid.
 """
@@ -19,7 +19,7 @@ from ._lazy import optimize
 __all__ = ["DENSE_ORDERS", "COARSE_ORDERS", "minimize_over_orders"]
 
 #: dp_accounting's default grid, extended toward 1 and toward very large orders (tiny ρ
-#: needs α* in the thousands; theory §9.4, §9.8).
+#: needs α* in the thousands).
 DENSE_ORDERS: np.ndarray = np.unique(
     np.concatenate(
         [

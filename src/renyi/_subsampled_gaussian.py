@@ -1,6 +1,6 @@
 """Numerics of privacy amplification by subsampling (pure functions, no guarantee objects).
 
-The Poisson-subsampled Gaussian ([MTZ19] §3; theory.md §7.7). Each record is kept with
+The Poisson-subsampled Gaussian ([MTZ19] §3). Each record is kept with
 probability ``q``; the sum of the kept, ℓ₂-clipped contributions gets N(0, σ²) noise, with σ the
 *noise multiplier* (σ/Δ₂). Under add/remove adjacency the worst pair is
 
@@ -8,7 +8,7 @@ probability ``q``; the sum of the kept, ℓ₂-clipped contributions gets N(0, �
 
 and the RDP curve is ε(α) = D_α(μ‖μ₀) = log A_α / (α − 1) with A_α = E_{μ₀}[(μ/μ₀)^α].
 (α − 1)·ε(α) = log A_α is an exact cumulant generating function, hence convex in α, which
-makes continuous optimisation over α safe (theory.md §4.5).
+makes continuous optimisation over α safe (the CGF (α − 1)·ε(α) of an exact curve is convex).
 
 Also here: the general Poisson bound of [ZW19] for any base RDP curve, the
 without-replacement bound of [WBK19] Thm 9, their fractional-order interpolation ([WBK19]
@@ -268,7 +268,7 @@ def _euler_tail(a: np.ndarray, werr: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def _log_a_frac_rows(
     q: np.ndarray, sigma: np.ndarray, alpha: np.ndarray, max_terms: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """log A_α for non-integer α > 1 by the signed split series ([MTZ19] §3.3; theory §7.7).
+    """log A_α for non-integer α > 1 by the signed split series ([MTZ19] §3.3).
 
     Per row: q ∈ (0, 1), σ > 0, α > 1 non-integer. With z₁ = ½ + σ²·log(1/q − 1),
 
@@ -425,7 +425,7 @@ def _frac_loop(
 def log_a_frac(q: float, sigma: float, alpha: ArrayLike) -> np.ndarray | float:
     """log A_α of the Poisson-subsampled Gaussian at fractional orders ([MTZ19] §3.3).
 
-    Sums the *signed* generalised-binomial series split at z₁ (theory §7.7), vectorized over
+    Sums the *signed* generalised-binomial series split at z₁, vectorized over
     all orders. Stops when the omitted tail is pinned down to e⁻³⁰ of the total (or the
     rounding floor) with both parts decreasing, then adds a rigorous upper bound on the tail
     (an Euler-transform refinement of "the first omitted |term|", valid because the term
@@ -678,7 +678,7 @@ def rdp_poisson_general(
 ) -> np.ndarray:
     """[ZW19] RDP bound for Poisson subsampling (add/remove) of any base RDP curve.
 
-    For integer α ≥ 2 (theory §7.7, [ZW19] "general upper bound"):
+    For integer α ≥ 2 ([MTZ19] §3, [ZW19] "general upper bound"):
     ε(α) ≤ 1/(α−1)·log[(1−q)^{α−1}(αq−q+1) + C(α,2)q²(1−q)^{α−2}e^{ε(2)}
     + 3Σ_{ℓ≥3} C(α,ℓ)(1−q)^{α−ℓ}q^ℓ e^{(ℓ−1)ε(ℓ)}]. With ``exact_form=True`` the factor 3 is
     dropped, which is exact for Gaussian and Laplace base mechanisms ([ZW19] Thm 8). Fractional
@@ -905,7 +905,7 @@ def _minimise(obj: Objective, rows: np.ndarray, refine: bool = True) -> tuple[np
     vertex of the parabola through the integer values (the whole bracket if the minimum lands
     on the window's edge), then the minimiser of the interpolating quartic through the best grid
     point and its neighbours. Quasi-convexity
-    (theory §4.5) makes the best grid point bracket the minimum. Each value is exactly the
+    (the CGF (α − 1)·ε(α) of an exact curve is convex) makes the best grid point bracket the minimum. Each value is exactly the
     objective at the returned α.
     """
     n = rows.size
@@ -1085,7 +1085,7 @@ def dpsgd_epsilon(q: float, sigma: float, steps: int, delta: float) -> tuple[flo
     call, the best integer order under [CKS20] Prop. 12
     ε = T·ε_R(α) + log1p(−1/α) − (log δ + log α)/(α−1), then a continuous refinement on
     (α*−1, α*+1) by vectorized grids and a parabolic step (the objective is quasi-convex because
-    the CGF is convex, theory §4.5). Larger optimal orders are found by a geometric march. The
+    the CGF is convex). Larger optimal orders are found by a geometric march. The
     returned ε is evaluated exactly at the returned α, so it is a valid upper bound whatever the
     optimiser did.
 
@@ -1146,7 +1146,7 @@ def dpsgd_log_delta(q: float, sigma: float, steps: int, epsilon: float) -> tuple
     """log δ of DP-SGD at ε, with its witness order ([CKS20] Prop. 12 in log form).
 
     log δ = T·log A_α − (α−1)(ε − log(1 − 1/α)) − log α is convex in λ = α − 1 for the exact
-    curve (theory §4.5); minimised by the same integer-then-continuous search as
+    curve (the CGF (α − 1)·ε(α) of an exact curve is convex); minimised by the same integer-then-continuous search as
     :func:`dpsgd_epsilon`, and evaluated exactly at the returned α.
 
     Returns:

@@ -1,12 +1,12 @@
 """The accountant: composition held as state, a budget enforced by a privacy filter, and a
 durable ledger.
 
-State is kept on a **fixed grid of Rényi orders** stored in the ledger header (theory §9.8):
+State is kept on a **fixed grid of Rényi orders** stored in the ledger header:
 the sum of the spends' RDP values at every grid order ([Mir17] Prop. 1 — RDP adds at each
 order, adaptively), together with the exact summaries that exist for sub-families of spends:
 Σμ² when every spend is Gaussian (μ-GDP composes exactly, [DRS19]), (Σξ, Σρ) when every spend
 has a zCDP bound ([BS16] Lemma 7), Σε(∞) when every spend is pure, and Σδ of approximate
-spends (folded in as δ-approximate RDP, theory §5.4). ``epsilon(delta)`` reports the smallest
+spends (folded in as δ-approximate RDP, [BS16] Lemma 37). ``epsilon(delta)`` reports the smallest
 ε over all of these routes.
 
 The budget check is a **privacy filter** (Rogers, Roth, Ullman & Vadhan 2016): a stopping
@@ -78,7 +78,7 @@ def default_orders() -> np.ndarray:
 
     The union of dp_accounting's default orders (1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512,
     1024), 64 geometrically spaced orders 1 + 10^x for x ∈ [−3, 6], and
-    :data:`DEFAULT_FILTER_ORDERS`; wide enough for tiny ρ (α* ≈ 2000 at ρ = 10⁻⁶, theory §9.8).
+    :data:`DEFAULT_FILTER_ORDERS`; wide enough for tiny ρ (α* ≈ 2000 at ρ = 10⁻⁶).
     """
     parts = [
         1.0 + np.arange(1, 100) / 10.0,
@@ -253,7 +253,7 @@ def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
     if isinstance(g, (PureDP, ApproxDP)):
         eps = float(g.epsilon)
         d = float(g.delta) if isinstance(g, ApproxDP) else 0.0
-        # (ε, δ)-DP is δ-approximately RDP with the curve F_ε ([BS16] Lemma 37, theory §5.4).
+        # (ε, δ)-DP is δ-approximately RDP with the curve F_ε ([BS16] Lemma 37).
         return _Unit(gj, _clean(conv.pure_dp_rdp(eps, grid), n), eps, 0.0, conv.pure_dp_to_zcdp(eps), None, d)
     if isinstance(g, MCDP):
         xi, rho = _zcdp_of(g) or (None, None)
@@ -551,6 +551,18 @@ class AccountantReport:
     #: in advance; the budget itself is enforced by a filter valid under full adaptivity
     assumption: str | None = None
 
+    def _repr_html_(self) -> str:
+        """An HTML table of the summary (Jupyter shows it for a bare ``acc.report()``)."""
+        from ._display import accountant_report_html
+
+        return accountant_report_html(self)
+
+    def __rich__(self) -> Any:
+        """The summary as a rich table (``rich.print(acc.report())``)."""
+        from ._display import accountant_report_rich
+
+        return accountant_report_rich(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (guarantees as ``repr``; ∞ as the string "inf")."""
 
@@ -723,6 +735,7 @@ class Accountant:
 
     @property
     def ledger(self) -> Ledger:
+        """The ledger that records every accepted spend (a :class:`MemoryLedger` by default)."""
         return self._ledger
 
     @property
@@ -1034,6 +1047,8 @@ class Accountant:
             for r, obj in self._route_inputs():
                 if method is not None and r.name != method:
                     continue
+                if method == "pld":
+                    obj = _routes.items(obj, offer_pld=True)  # asked for by name
                 try:
                     c = r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
                 except ConversionError as exc:

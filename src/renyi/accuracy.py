@@ -454,6 +454,7 @@ class RREstimate:
     coverage: float
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict."""
         return {"estimate": list(self.estimate), "lower": list(self.lower), "upper": list(self.upper),
                 "n": self.n, "coverage": self.coverage}
 
@@ -584,6 +585,7 @@ class QueryAccuracy:
     variance: float
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict."""
         return {k: getattr(self, k) for k in self.__slots__}
 
 
@@ -604,6 +606,7 @@ class Allocation:
     queries: tuple[QueryAccuracy, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict."""
         return {"total": self.total, "unit": self.unit, "kind": self.kind, "loss": self.loss,
                 "loss_value": self.loss_value, "coverage": self.coverage,
                 "queries": [q.to_dict() for q in self.queries]}

@@ -308,6 +308,7 @@ class Shuffled(Mechanism):
 
     @property
     def sampling(self) -> str:
+        """How the input is sampled, in words (printed by repr and reports)."""
         return (
             f"shuffled fixed batches, t = {self.steps} steps, replace-one neighbours; no amplification "
             "claimed (one base release per example per epoch)"
@@ -315,6 +316,7 @@ class Shuffled(Mechanism):
 
     @property
     def theorem(self) -> str:
+        """The result this guarantee rests on, as cited in reports."""
         return "no amplification: parallel composition over disjoint batches (replace-one)"
 
     def __repr__(self) -> str:

@@ -335,6 +335,7 @@ class TruncatedPoissonBatches(PoissonBatches):
 
     @property
     def event(self) -> SamplerEvent:
+        """The sampler event describing the batches drawn so far (what accounting reads)."""
         return SamplerEvent("truncated_poisson", self.dataset_size, self.steps_run, self.sample_rate,
                             max_batch=self.max_batch)
 
@@ -399,6 +400,7 @@ class AllocationBatches(_Counting):
 
     @property
     def event(self) -> SamplerEvent:
+        """The sampler event describing the batches drawn so far (what accounting reads)."""
         return SamplerEvent("allocation", self.dataset_size, self.steps_run, self.k / self.steps,
                             steps_per_epoch=self.steps, k=self.k)
 
@@ -429,5 +431,6 @@ class ShuffledBatches(_Counting):
 
     @property
     def event(self) -> SamplerEvent:
+        """The sampler event describing the batches drawn so far (what accounting reads)."""
         return SamplerEvent("shuffle", self.dataset_size, self.steps_run, min(1.0, self.batch_size / self.dataset_size),
                             steps_per_epoch=self.steps, batch_size=self.batch_size)

@@ -1,7 +1,7 @@
 """Composition of guarantees and mechanisms.
 
 :func:`compose` takes a heterogeneous list and returns the tightest type that holds for all
-of it (theory §5):
+of it ([Mir17] Prop. 1; [BS16] Lemma 7):
 
 ==============================================  ===============================================
 items                                           result
@@ -12,7 +12,7 @@ only (ε, δ)-DP and pure DP                      ApproxDP, basic composition (�
 GDP, zCDP, mCDP, pure DP (no RDP curve)         ZCDP, (ξ, ρ) add ([BS16] Lemma 7)
 any RDP curve, nothing approximate              RDP, curves add pointwise ([Mir17] Prop. 1)
 approximate items, no RDP curve                 ApproxZCDP ([BS16] Lemma 37, §8)
-approximate items with an RDP curve             ApproxRDP (theory §5.4)
+approximate items with an RDP curve             ApproxRDP ([BS16] Lemma 37)
 ==============================================  ===============================================
 
 Examples:
@@ -78,7 +78,7 @@ def _expand(items: tuple[Any, ...]) -> list[tuple[Guarantee, int]]:
 
 
 def _combined_delta(deltas: list[tuple[float, int]]) -> float:
-    # 1 − Π(1 − δ_i)^{k_i} ([BS16] §8; theory §5.3), computed without cancellation.
+    # 1 − Π(1 − δ_i)^{k_i} ([BS16] §8), computed without cancellation.
     s = math.fsum(k * math.log1p(-d) for d, k in deltas if d > 0)
     return min(conv.round_up(-math.expm1(s)), math.nextafter(1.0, 0.0)) if s < 0 else 0.0
 
@@ -254,7 +254,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
 
 def kov_delta(epsilon: float, k: int, eps_prime: float) -> float:
     """δ(ε') of the k-fold composition of ε-DP (exact: the k-fold randomized-response profile;
-    [KOV15] Thm 3.3 at ε' = (k − 2i)ε, theory §5.6), computed in log space.
+    [KOV15] Thm 3.3 at ε' = (k − 2i)ε), computed in log space.
 
     δ(ε') = Σ_ℓ C(k, ℓ)(e^{(k−ℓ)ε} − e^{ε'+ℓε})₊ / (1 + e^ε)^k.
     """

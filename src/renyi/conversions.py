@@ -5,7 +5,7 @@ Functions are named ``source_to_target``. Those that convert to (ε, δ) return 
 All values are valid *upper* bounds; where several valid bounds exist the library takes
 the smallest (see the table in ``docs/conversions.md``).
 
-Sources (theory.md §0): [BS16] Bun & Steinke 2016; [Mir17] Mironov 2017; [CKS20] Canonne,
+Sources: [BS16] Bun & Steinke 2016; [Mir17] Mironov 2017; [CKS20] Canonne,
 Kamath & Steinke 2020; [BBGHS20] Balle et al. 2020; [BW18] Balle & Wang 2018; [DRS19] Dong,
 Roth & Su 2019; [KOV15] Kairouz, Oh & Viswanath 2015.
 
@@ -105,7 +105,7 @@ def round_up(x: float) -> float:
 # Pure DP
 # --------------------------------------------------------------------------------------
 def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
-    """The tight RDP curve F_ε(α) of ε-DP (theory §1.4(f)).
+    """The tight RDP curve F_ε(α) of ε-DP ([BS16] proof of Prop. 19).
 
     F_ε(α) = (1/(α−1))·log[(e^{αε} + e^{−(α−1)ε}) / (1 + e^ε)], attained by randomized
     response with p = e^ε/(1+e^ε); F_ε(1) = ε·tanh(ε/2), F_ε(∞) = ε. Evaluated by
@@ -116,7 +116,7 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
         alpha: orders in [1, ∞].
 
     References:
-        Bun & Steinke (2016), proof of Prop. 19; tightness: theory.md §11.
+        Bun & Steinke (2016), proof of Prop. 19; tightness: checked numerically in the tests.
     """
     from .divergences import pure_dp_curve
 
@@ -127,7 +127,7 @@ def pure_dp_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
-    """The tight ρ of ε-DP: ρ = ε·tanh(ε/2) ≤ ε²/2 (theory §3; Steinke blog; [BS16] Prop. 4 gives ε²/2)."""
+    """The tight ρ of ε-DP: ρ = ε·tanh(ε/2) ≤ ε²/2 ([Ste22]; [BS16] Prop. 4 gives ε²/2)."""
     eps = NONNEGATIVE.check("epsilon", epsilon)
     return eps * math.tanh(eps / 2.0)
 
@@ -233,7 +233,7 @@ def approx_dp_to_approx_zcdp(epsilon: float, delta: float) -> tuple[float, float
     """(ε, δ)-DP ⇒ δ-approximate (0, ε·tanh(ε/2))-zCDP; returns (rho, xi, delta).
 
     [BS16] Prop. 13 / Lemma 37 give δ-approximate ½ε²-zCDP; the tight pure-DP constant
-    ε·tanh(ε/2) applies by the same argument (theory §3).
+    ε·tanh(ε/2) applies by the same argument ([Ste22]).
     """
     delta = UNIT_CLOSED_OPEN.check("delta", delta)
     return pure_dp_to_zcdp(epsilon), 0.0, delta
@@ -253,7 +253,7 @@ def zcdp_to_rdp(rho: float, xi: float, alpha: ArrayLike) -> np.ndarray | float:
 
 
 def tv_bound(kl: float) -> float:
-    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber; theory §4.3).
+    """δ(ε) ≤ δ(0) = TV ≤ min(√(KL/2), √(1 − e^{−KL})) (Pinsker; Bretagnolle–Huber).
 
     Args:
         kl: a KL divergence in [0, ∞].
@@ -303,7 +303,7 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     """δ of [CKS20] Cor. 13 at the optimal order.
 
     The optimal α is the root in (1, ∞) of (2α−1)ρ − (ε − ξ) + log(1 − 1/α) = 0, a strictly
-    increasing function of α (theory §4.8); δ is evaluated exactly at that root.
+    increasing function of α ([CKS20] Cor. 13); δ is evaluated exactly at that root.
     """
     rho, xi, epsilon = _zcdp_args(rho, xi, epsilon)
     e = epsilon - xi
@@ -349,7 +349,7 @@ def zcdp_to_approx_dp_bs21(rho: float, delta: float, xi: float = 0.0) -> Convers
     """ε = ξ + ρ + 2√(ρ log(1/δ)) ([BS16] Prop. 3 / Lemma 21): the classic formula.
 
     Note the factor 2: a formula with √(2ρ log 1/δ) that circulates in some notes is
-    *invalid* (theory §4.6).
+    *invalid* ([BS16] Prop. 3 and Lemma 21).
     """
     rho, delta, xi = _zcdp_eps_args(rho, delta, xi)
     eps = xi + rho + 2.0 * math.sqrt(rho * -math.log(delta))
@@ -481,12 +481,15 @@ def mcdp_to_zcdp(mu: float, tau: float) -> tuple[float, float]:
 
 def approx_zcdp_to_approx_dp(rho: float, xi: float, delta_a: float, delta: float) -> Conversion:
     """δ_a-approximate (ξ, ρ)-zCDP ⇒ (ε, δ)-DP with δ = δ_a + (1 − δ_a)·δ_conv
-    ([BS16] Lemma 38 and its analogue for the other conversions; theory §4.10).
+    ([BS16] Lemma 38 and its analogue for the other conversions, [BS16] §8).
 
     Returns ε = ∞ when δ ≤ δ_a (no finite ε exists).
 
     Args:
-        rho, xi: ρ, ξ ∈ [0, ∞); delta_a: δ_a ∈ [0, 1); delta: δ ∈ (0, 1).
+        rho: ρ ∈ [0, ∞).
+        xi: ξ ∈ [0, ∞).
+        delta_a: δ_a ∈ [0, 1), the δ of the approximate zCDP guarantee.
+        delta: δ ∈ (0, 1), the target.
     """
     rho = _RHO.check("rho", rho)
     xi = _XI.check("xi", xi)
@@ -582,7 +585,7 @@ def rdp_to_approx_dp_mironov(curve: RDP, delta: float) -> Conversion:
 
 def rdp_delta(curve: RDP, epsilon: float) -> Conversion:
     """The smallest δ at ε from an RDP curve: [CKS20] Prop. 12 optimised over α, the pure-DP
-    profile when ε(∞) is finite, and the total-variation bound (theory §4.3, §4.5)."""
+    profile when ε(∞) is finite, and the total-variation bound (Pinsker; Bretagnolle–Huber)."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     fn = curve.rdp_finite
 

@@ -1,14 +1,13 @@
 """Rényi divergences: discrete, continuous (numerical) and closed forms.
 
 D_α(P‖Q) = 1/(α−1) · log ∫ p^α q^{1−α} for α ∈ (0, 1) ∪ (1, ∞), with the limits
-D_0 = −log Q(p > 0), D_1 = KL(P‖Q) and D_∞ = log ess sup_P p/q (theory.md §1.1, §1.2;
-[BS16] Def 14, [vEH14]).
+D_0 = −log Q(p > 0), D_1 = KL(P‖Q) and D_∞ = log ess sup_P p/q ([vEH14];
+[BS16] Def 14).
 
 Every function here is vectorized over the order: a scalar ``alpha`` gives a ``float``, an
 array gives an array of the same shape. Every order in [0, ∞] is accepted unless a docstring
 says otherwise. The orders α = 1 and α = ∞ have their own code paths, and orders near 1 use
-forms built on ``expm1``/``log1p`` so that α = 1 + 1e-12 is as accurate as α = 2
-(theory.md §9.3).
+forms built on ``expm1``/``log1p`` so that α = 1 + 1e-12 is as accurate as α = 2.
 
 All computations are in log space: the general discrete case evaluates
 log Σ_i e^{log p_i + (α−1) z_i} with z_i = log p_i − log q_i, so probabilities down to 1e-300
@@ -167,7 +166,7 @@ def _divergence_from_loss(logm: np.ndarray, z: np.ndarray, alphas: np.ndarray) -
 
     ``logm`` are the log P-masses of atoms with p > 0 (finite; renormalised here), ``z`` the
     log-likelihood ratios of those atoms (+∞ where q = 0). Uses (α−1)D_α = log E_P[e^{(α−1)Z}]
-    (theory.md §2.2). Three evaluation routes, chosen per order for accuracy:
+    ([BW18] Thm 5). Three evaluation routes, chosen per order for accuracy:
 
     * expm1 route: E_P[e^{λZ}] − 1 = Σ m_i expm1(λ z_i), then log1p. Exact in the relative
       sense as λ → 0, so α = 1 + 1e-12 is accurate. Used when nothing overflows.
@@ -331,7 +330,7 @@ def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) -> float | np
             α < 0 or NaN.
 
     References:
-        theory.md §1.1–1.2; [BS16] Def 14; [vEH14].
+        [vEH14]; [BS16] Def 14.
 
     Examples:
         >>> renyi_divergence([0.5, 0.5], [0.5, 0.5], [0.0, 1.0, 2.0, float("inf")])
@@ -550,7 +549,7 @@ def renyi_divergence_continuous(
     where the shift c is the maximum of the integrand's log (found numerically), and the range
     is split at the maximiser, at points one, eight, 64 and 512 "widths" away from it, at the
     medians of P and Q and at ``breaks``. For |α − 1| ≤ 0.25 the stable form
-    (α−1)D_α = log1p(∫ p·expm1((α−1) log p/q)) is integrated instead (theory.md §9.3). The KL
+    (α−1)D_α = log1p(∫ p·expm1((α−1) log p/q)) is integrated instead. The KL
     (α = 1) integrates p·log(p/q); α = 0 integrates q over the support of P; α = ∞ maximises
     log p/q (an optimisation, not a quadrature: its error is reported as 0).
 
@@ -638,7 +637,7 @@ def _continuous_one(
     scale: float,
     q_may_underflow: bool,
 ) -> tuple[float, float]:
-    # Support conventions (theory.md §1.1): for α ≥ 1, mass of P outside supp Q makes D = ∞;
+    # Support conventions ([vEH14]): for α ≥ 1, mass of P outside supp Q makes D = ∞;
     # for α < 1 only the intersection of the supports contributes.
     if a >= 1.0 and (qlo > lo or qhi < hi):
         return math.inf, 0.0
@@ -729,7 +728,7 @@ def _continuous_one(
         return _finish_continuous(a, central, upper)
 
     if -1.0 <= c <= 50.0:
-        # Stable form (theory.md §9.3): (α−1)D_α = log1p(∫ p·expm1((α−1)z)). Its integrand is
+        # Stable form: (α−1)D_α = log1p(∫ p·expm1((α−1)z)). Its integrand is
         # O((α−1)z) when P ≈ Q, so quad's relative accuracy carries over to D_α.
 
         def f_m1(x: float) -> float:
@@ -818,7 +817,7 @@ def gaussian_divergence(mu1: ArrayLike, mu2: ArrayLike, sigma: float, alpha: Arr
         alpha: order(s) in [0, ∞]; α = ∞ gives ∞ unless μ₁ = μ₂.
 
     References:
-        [BS16] Lemma 16, 17; theory.md §1.4(a).
+        [BS16] Lemma 16, 17.
 
     Examples:
         >>> gaussian_divergence([0.0, 0.0], [3.0, 4.0], 5.0, 2.0)
@@ -853,7 +852,7 @@ def _gauss_unequal_terms(d2: np.ndarray, v1: np.ndarray, v2: np.ndarray, alphas:
         lam = np.where(finite_a, a - 1.0, 0.0)
         v = 1.0 + lam * r
         ok = v > 0
-        # log1p(λr)/λ is the stable form near α = 1 (theory.md §9.3); its λ → 0 limit is r.
+        # log1p(λr)/λ is the stable form near α = 1; its λ → 0 limit is r.
         term = base - 0.5 * _log1p_over(lam, r) + a * d2 / (2.0 * v2 * np.where(ok, v, 1.0))
         term = np.where(ok, term, np.inf)
         # α = ∞: D_∞ = log σ₂/σ₁ + Δ²/(2(σ₂² − σ₁²)) when σ₁ < σ₂; ∞ when σ₁ > σ₂; for equal
@@ -882,7 +881,7 @@ def gaussian_divergence_unequal(mu1: float, s1: float, mu2: float, s2: float,
         alpha: order(s) in [0, ∞].
 
     References:
-        [vEH14] eq. (10); [GAL13]; theory.md §1.4(b).
+        [vEH14] eq. (10); [GAL13].
 
     Examples:
         >>> round(gaussian_divergence_unequal(0.0, 1.0, 1.0, 2.0, 1.0), 15)
@@ -921,7 +920,7 @@ def mvn_divergence(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayL
 
     Computed in the basis that whitens Σ₂ and diagonalises Σ₁ (generalised eigenproblem
     Σ₁v = sΣ₂v): the pair becomes a product of independent univariate pairs
-    N(0, s_j) ‖ N(δ_j, 1), whose divergences add (theory.md §1.3). This equals
+    N(0, s_j) ‖ N(δ_j, 1), whose divergences add ([vEH14]). This equals
     (α/2)Δᵀ Σ_α⁻¹ Δ − log(det Σ_α / (det Σ₁^{1−α} det Σ₂^α))/(2(α−1)) with
     Σ_α = αΣ₂ + (1−α)Σ₁, and +∞ where Σ_α is not positive definite.
 
@@ -933,7 +932,7 @@ def mvn_divergence(mu1: ArrayLike, cov1: ArrayLike, mu2: ArrayLike, cov2: ArrayL
         alpha: order(s) in [0, ∞].
 
     References:
-        [GAL13] / Gil (2011) Thm 1.2.19; theory.md §1.4(c).
+        [GAL13] / Gil (2011) Thm 1.2.19.
 
     Examples:
         >>> S = [[2.0, 0.5], [0.5, 1.0]]
@@ -968,7 +967,7 @@ def _laplace_log1p_over(u: np.ndarray) -> np.ndarray:
 
 
 def laplace_rdp_curve(t: float, alpha: ArrayLike) -> np.ndarray | float:
-    """D_α(Lap(0, b) ‖ Lap(Δ, b)) with t = Δ/b, for α ∈ [1, ∞] ([Mir17] Prop. 6; theory §1.4(d)).
+    """D_α(Lap(0, b) ‖ Lap(Δ, b)) with t = Δ/b, for α ∈ [1, ∞] ([Mir17] Prop. 6).
 
     Uses the stable form t + log1p(c·expm1(−(2α−1)t))/(α−1) with c = (α−1)/(2α−1), written
     as t + x·[log1p(cx)/(cx)]/(2α−1) with x = expm1(−(2α−1)t) ∈ (−1, 0], which has no
@@ -995,7 +994,7 @@ def laplace_rdp_curve(t: float, alpha: ArrayLike) -> np.ndarray | float:
 def laplace_divergence(t: float, alpha: ArrayLike) -> float | np.ndarray:
     """D_α(Lap(μ₁, b) ‖ Lap(μ₂, b)) as a function of t = |μ₁ − μ₂|/b.
 
-    Stable form t + log1p((α−1)·expm1(−(2α−1)t)/(2α−1))/(α−1) (theory.md §1.4(d)), with its
+    Stable form t + log1p((α−1)·expm1(−(2α−1)t)/(2α−1))/(α−1) ([Mir17] Prop. 6), with its
     own branches: α = 1 gives t + e^{−t} − 1, α = ∞ gives t, α = ½ (removable singularity)
     gives t − 2 log(1 + t/2), α = 0 gives 0. For α < ½ the inner term is formed in log space so
     that large t does not overflow.
@@ -1005,7 +1004,7 @@ def laplace_divergence(t: float, alpha: ArrayLike) -> float | np.ndarray:
         alpha: order(s) in [0, ∞].
 
     References:
-        [Mir17] Prop 6; theory.md §1.4(d), §7.2.
+        [Mir17] Prop 6; the vector case is derived here and checked numerically in the tests.
 
     Examples:
         >>> round(float(laplace_divergence(1.0, 0.5)), 15)
@@ -1048,7 +1047,7 @@ def bernoulli_divergence(p: float, q: float, alpha: ArrayLike) -> float | np.nda
         alpha: order(s) in [0, ∞].
 
     References:
-        theory.md §1.4(e).
+        [Mir17] Table II.
 
     Examples:
         >>> round(bernoulli_divergence(0.3, 0.1, 3.0), 12)
@@ -1074,7 +1073,7 @@ def randomized_response_divergence(p: float, alpha: ArrayLike) -> float | np.nda
         alpha: order(s) in [0, ∞].
 
     References:
-        [Mir17] Table II; theory.md §1.4(e), §7.3.
+        [Mir17] Table II.
 
     Examples:
         >>> round(randomized_response_divergence(0.75, 1.0), 15)
@@ -1098,7 +1097,7 @@ def kary_randomized_response_divergence(p: float, k: int, alpha: ArrayLike) -> f
         alpha: order(s) in [0, ∞].
 
     References:
-        theory.md §1.4(e) (derived; agrees with dp_accounting's replace-one formula).
+        [Mir17] Table II (derived; agrees with dp_accounting's replace-one formula).
 
     Examples:
         >>> round(kary_randomized_response_divergence(0.5, 2, 1.0), 15)
@@ -1135,7 +1134,7 @@ def pure_dp_curve(epsilon: ArrayLike, alpha: ArrayLike) -> float | np.ndarray:
         F_ε(α) ≤ min(ε, αε²/2); float when both inputs are scalars.
 
     References:
-        [BS16] proof of Prop 19; theory.md §1.4(f).
+        [BS16] proof of Prop 19.
 
     Examples:
         >>> round(float(pure_dp_curve(1.0, 2.0)), 15)
@@ -1189,7 +1188,7 @@ def pure_dp_curve(epsilon: ArrayLike, alpha: ArrayLike) -> float | np.ndarray:
 def discrete_laplace_divergence(t: float, shift: int, alpha: ArrayLike) -> float | np.ndarray:
     """D_α(DLap(0, t) ‖ DLap(d, t)), P(x) ∝ e^{−|x|/t} on ℤ, integer shift d.
 
-    Computed exactly from the privacy-loss law (theory.md §1.4(g)): with u = 1/t and r = e^{−u},
+    Computed exactly from the privacy-loss law (derived here; checked numerically in the tests): with u = 1/t and r = e^{−u},
     Z = du with probability 1/(1+r), Z = −du with probability r^d/(1+r), and Z = (d − 2x)u with
     probability (1−r)r^x/(1+r) for x = 1, …, d−1. Cost O(d). D_∞ = d/t. For d = 1 this equals
     F_{1/t}(α).
@@ -1247,7 +1246,7 @@ def discrete_gaussian_normalizer(sigma: float) -> float:
     Direct summation for σ < ½, Poisson summation √(2π)σ(1 + 2Σ_k e^{−2π²σ²k²}) otherwise.
 
     References:
-        [CKS20]; theory.md §7.5.
+        [CKS20].
 
     Examples:
         >>> round(discrete_gaussian_normalizer(1.0), 12)
@@ -1268,7 +1267,7 @@ def discrete_gaussian_normalizer(sigma: float) -> float:
 def discrete_gaussian_divergence(sigma: float, shift: int, alpha: ArrayLike) -> float | np.ndarray:
     """D_α(𝒩_ℤ(μ, σ²) ‖ 𝒩_ℤ(ν, σ²)) for an integer shift Δ = μ − ν.
 
-    αΔ²/(2σ²) + log(θ_σ(c)/θ_σ(0))/(α−1) with c = αΔ mod 1 (theory.md §1.4(h)). The ratio is
+    αΔ²/(2σ²) + log(θ_σ(c)/θ_σ(0))/(α−1) with c = αΔ mod 1 (derived by Poisson summation of the normaliser; consistent with [CKS20] Prop. 5). The ratio is
     formed as log1p(θ(c)/θ(0) − 1) with the difference computed without cancellation, and c is
     taken as (α−1)Δ mod 1, so orders near 1 are accurate. D ≤ αΔ²/(2σ²) with equality at
     integer α. α = 1 gives Δ²/(2σ²); α = ∞ gives ∞ (Δ ≠ 0).
@@ -1278,7 +1277,7 @@ def discrete_gaussian_divergence(sigma: float, shift: int, alpha: ArrayLike) -> 
         alpha: order(s) in [0, ∞].
 
     References:
-        theory.md §1.4(h); consistent with [CKS20] Prop 5.
+        Derived by Poisson summation of the normaliser; consistent with [CKS20] Prop. 5.
 
     Examples:
         >>> float(discrete_gaussian_divergence(1.0, 1, 2.0))
@@ -1331,7 +1330,7 @@ def exponential_family_divergence(
         grad_A: optional gradient of A.
 
     References:
-        [LV87]; Gil (2011) Thm 1.2.19; theory.md §1.4(i).
+        [LV87]; Gil (2011) Thm 1.2.19.
 
     Examples:
         >>> round(exponential_family_divergence(np.exp, np.log(3), np.log(2), 2.0), 12)
@@ -1387,7 +1386,7 @@ def poisson_divergence(lam1: float, lam2: float, alpha: ArrayLike) -> float | np
         alpha: order(s) in [0, ∞].
 
     References:
-        theory.md §1.4(i).
+        [LV87].
 
     Examples:
         >>> poisson_divergence(3.0, 2.0, 3.0)
@@ -1425,7 +1424,7 @@ def exponential_divergence(rate1: float, rate2: float, alpha: ArrayLike) -> floa
         alpha: order(s) in [0, ∞].
 
     References:
-        theory.md §1.4(i).
+        [LV87].
 
     Examples:
         >>> round(exponential_divergence(1.0, 2.0, 1.5), 15)

@@ -30,6 +30,7 @@ import math
 from typing import Any
 
 from .errors import ConversionError, DomainError
+from ._names import accepts_neighboring
 
 __all__ = ["from_dp_event", "UnsupportedDpEventError", "SUPPORTED_EVENTS"]
 
@@ -236,6 +237,7 @@ def _convert(event: Any, rel: str) -> Any:
     raise _unsupported(event, f"supported events are {', '.join(SUPPORTED_EVENTS)}")
 
 
+@accepts_neighboring
 def from_dp_event(event: Any, neighbouring: str | None = None) -> Any:
     """A dp-accounting ``DpEvent`` tree as a renyi mechanism or guarantee.
 

@@ -573,7 +573,11 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
     Args:
         target_epsilon: ε ∈ (0, ∞).
         target_delta: δ ∈ (0, 1).
-        sample_rate, steps, epochs, batch_size, dataset_size: the schedule (see :func:`epsilon`).
+        sample_rate: Poisson sampling rate q ∈ (0, 1] (see :func:`epsilon` for the schedule).
+        steps: number of steps T (or give ``epochs``).
+        epochs: number of epochs (T = ⌈epochs/q⌉).
+        batch_size: expected batch size (with ``dataset_size``, instead of ``sample_rate``).
+        dataset_size: number of examples n (with ``batch_size``).
         method: ``None`` (tightest route), ``"rdp"`` or ``"pld"``.
 
     Returns:

@@ -245,6 +245,11 @@ class SpendRecord:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any], *, id: int | None = None) -> SpendRecord:
+        """The record that :meth:`to_json` wrote (``id`` overrides the stored one).
+
+        Raises:
+            LedgerError: a malformed or incomplete object.
+        """
         try:
             rdp = obj["rdp"]
             if not isinstance(rdp, np.ndarray):
@@ -337,6 +342,7 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
+        """True when the hash chain is intact and no row has a problem."""
         return self.chained and not self.problems
 
 
@@ -357,12 +363,15 @@ class Ledger:
     path: str | None = None
 
     def initialize(self, header: dict[str, Any]) -> dict[str, Any]:  # pragma: no cover
+        """Store ``header`` if the ledger is empty; return the header the ledger holds."""
         raise NotImplementedError
 
     def transaction(self) -> Any:  # pragma: no cover
+        """A context manager for one atomic write (see the class docstring)."""
         raise NotImplementedError
 
     def rows_after(self, last_id: int) -> list[SpendRecord]:  # pragma: no cover
+        """The records with id > ``last_id``, in id order."""
         raise NotImplementedError
 
     def iter_rows(self, last_id: int) -> Iterator[SpendRecord]:

@@ -72,6 +72,7 @@ from ._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from .conversions import pure_dp_to_zcdp
 from .definitions import MCDP, ZCDP, Guarantee, PureDP
 from .errors import DomainError
+from ._names import accepts_neighboring
 
 __all__ = [
     "NEIGHBOURING",
@@ -138,6 +139,7 @@ def _zcdp_params(rho: float, xi: float) -> Any:
 
 
 # --------------------------------------------------------------------------- public API
+@accepts_neighboring
 def mutual_information_bound(
     guarantee: Any,
     n: int,
@@ -211,6 +213,7 @@ def fano_bound(log_size: float, beta: float) -> float:
     return max(0.0, out - _MARGIN * max(1.0, abs(out)))
 
 
+@accepts_neighboring
 def packing_min_n(log_size: float, guarantee: Any, beta: float, *, neighbouring: str = "replace_one") -> int:
     """The smallest n at which a private mechanism could identify one of M inputs put in all n rows.
 
@@ -259,6 +262,7 @@ def _log_keys(keys: float) -> float:
     return math.log(t)
 
 
+@accepts_neighboring
 def histogram_min_n(keys: float, rho: float, beta: float, *, xi: float = 0.0,
                     neighbouring: str = "replace_one") -> int:
     """No (ξ, ρ)-zCDP histogram over T keys keeps every count within n/2 w.p. ≥ 1 − β unless n ≥ this.
@@ -282,6 +286,7 @@ def histogram_min_n(keys: float, rho: float, beta: float, *, xi: float = 0.0,
     return packing_min_n(lt, _zcdp_params(rho, xi), beta, neighbouring=neighbouring)
 
 
+@accepts_neighboring
 def marginals_min_n(d: int, rho: float, beta: float, *, xi: float = 0.0,
                     neighbouring: str = "replace_one") -> int:
     """No (ξ, ρ)-zCDP algorithm answers d one-way marginals within 1/2 w.p. ≥ 1 − β unless n ≥ this.
@@ -320,6 +325,7 @@ def _gaussian_n(sensitivity: float, rho: float, cells: float, beta: float) -> in
     return math.floor(2.0 * lam) + 1
 
 
+@accepts_neighboring
 def gaussian_histogram_n(keys: float, rho: float, beta: float, *, neighbouring: str = "replace_one") -> int:
     """The smallest n at which the ρ-zCDP Gaussian histogram keeps every count within n/2 w.p. ≥ 1 − β.
 
@@ -341,6 +347,7 @@ def gaussian_histogram_n(keys: float, rho: float, beta: float, *, neighbouring: 
     return _gaussian_n(math.sqrt(2.0) if nb == "replace_one" else 1.0, rho, math.ceil(keys), beta)
 
 
+@accepts_neighboring
 def gaussian_marginals_n(d: int, rho: float, beta: float, *, neighbouring: str = "replace_one") -> int:
     """The smallest n at which ρ-zCDP Gaussian noise on d column counts keeps every marginal within 1/2.
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DomainError
+from ._names import canonical_keywords
 
 __all__ = [
     "PipelineError",
@@ -319,6 +320,10 @@ def build_mechanism(type_: str, params: Mapping[str, Any], *, where: str = "mech
     if spec is None:
         known = ", ".join(MECHANISM_TYPES)
         raise PipelineError(f"{where}: unknown mechanism type {type_!r}; known types: {known}")
+    try:  # `neighboring` (US spelling) is the same key as `neighbouring`
+        params = canonical_keywords(dict(params), "mechanism")
+    except TypeError:
+        raise PipelineError(f"{where}: give neighbouring or neighboring, not both") from None
     kw: dict[str, Any] = {}
     for key, value in params.items():
         p = spec.params.get(key)

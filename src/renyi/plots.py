@@ -3,8 +3,9 @@ privacy loss random variable with its α-power means, and the report.
 
 Presentation only: every number drawn comes from a library call (guarantees, conversions,
 composition theorems); nothing here is a privacy formula. matplotlib is imported lazily and
-only through its object API (:class:`matplotlib.figure.Figure` on the Agg canvas), so no
-global pyplot state and no display are involved.
+only through its object API (:class:`matplotlib.figure.Figure`), so no global pyplot state is
+touched and the backend is never changed: in a notebook the figures display inline through
+the notebook's own backend, and :func:`save_figure` renders files without any display.
 
 Each ``*_figure`` function returns a Figure; :func:`save_figure` writes it (PNG, SVG or PDF by
 suffix) at a fixed size of ``FIGSIZE`` inches × ``DPI``.
@@ -37,6 +38,10 @@ __all__ = [
     "plrv_figure",
     "report_figure",
     "save_figure",
+    "epsilon_vs_count",
+    "rdp_curve",
+    "privacy_profile",
+    "privacy_loss",
 ]
 
 DPI = 150
@@ -77,8 +82,6 @@ COLOURS = {
 
 def _figure(size: tuple[float, float] = FIGSIZE, ncols: int = 1) -> tuple[Figure, Any]:
     import matplotlib
-
-    matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(_STYLE):
@@ -262,12 +265,11 @@ def _draw_rdp(ax: Any, report: Any, *, per_mechanism: bool = True, compact: bool
     rdp_route = report.route_by_key("rdp")
     if wit is not None and math.isfinite(wit):
         ax.axvline(wit, color="#444444", lw=0.9, ls=":")
-        ax.plot([wit], [rdp_route.epsilon], marker="o", color=COLOURS["advanced"], ms=6, zorder=5)
         from .cli._format import fmt_up
 
-        ax.annotate(f"witness α* = {wit:.3g}\nε = {fmt_up(rdp_route.epsilon)}",
-                    xy=(wit, rdp_route.epsilon), xytext=(10, -12), textcoords="offset points",
-                    fontsize=8.5, ha="left", va="top")
+        # The witness is named in the legend (placed clear of the lines), never on the curve.
+        ax.plot([wit], [rdp_route.epsilon], marker="o", color=COLOURS["advanced"], ms=6, zorder=5, ls="none",
+                label=f"witness α* = {wit:.3g}: ε = {fmt_up(rdp_route.epsilon)}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("Rényi order α")
@@ -374,7 +376,8 @@ def _up(x: float) -> str:
 # The privacy loss random variable and its α-power means
 # --------------------------------------------------------------------------------------
 @_styled
-def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0, math.inf), label: str = "") -> Figure:
+def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0, math.inf), label: str = "",
+                ax: Any = None) -> Figure:
     """The distribution of the privacy loss Z of ``mechanism`` with the log of the α-power
     means of e^Z marked: α → 1 the mean (KL), α = 2 the log of the arithmetic mean of e^Z,
     α = ∞ the worst case. Higher orders weigh the bad tail of Z more."""
@@ -385,7 +388,7 @@ def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0
         # log of the α-power mean of e^Z is D_α (plrv.power_means returns the mean itself)
         means = np.log(np.asarray(plrv_mod.power_means(loss, np.asarray(orders, dtype=np.float64)),
                                   dtype=np.float64))
-    fig, ax = _figure()
+    fig, ax = _target(ax)
     values = getattr(loss, "values", None)
     if values is not None and np.size(values) <= 200:
         z = np.asarray(values, dtype=np.float64)
@@ -405,7 +408,7 @@ def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0
         ax.hist(zs, bins=bins, weights=w, color=COLOURS["rdp"], alpha=0.55, label="P[Z in bin] (200 000 draws)")
         ax.set_ylabel(f"probability per bin (width {bins[1] - bins[0]:.2g})")
     ymax = ax.get_ylim()[1]
-    names = {1.0: "α → 1: E[Z] (KL)", 2.0: "α = 2: log E[e^Z]", 3.0: "α = 3: log √E[e^{2Z}]",
+    names = {1.0: "α → 1: E[Z] (KL)", 2.0: "α = 2: log E[e^Z]", 3.0: "α = 3: ½·log E[e^(2Z)]",
              math.inf: "α = ∞: max Z"}
     cols = ["#009E73", "#E69F00", "#D55E00", "#CC79A7", "#000000", "#56B4E9"]
     xmin, xmax = ax.get_xlim()
@@ -444,9 +447,10 @@ def report_figure(report: Any) -> Figure:
             b.set_linewidth(1.5)
         ax1.annotate(_up(r.epsilon), xy=(b.get_width(), b.get_y() + b.get_height() / 2), xytext=(4, 0),
                      textcoords="offset points", va="center", fontsize=8.5)
-    ax1.set_xscale("log")
-    ax1.set_xlabel(_eps_label(report.delta) + " (log scale)")
-    ax1.set_xlim(min(vals) / 2.0, max(vals) * 6.0)
+    # A linear axis from 0: bar lengths are then proportional to ε (on a log axis they mean
+    # nothing). Room on the right for the value labels.
+    ax1.set_xlim(0.0, max(vals) * 1.18)
+    ax1.set_xlabel(_eps_label(report.delta))
     ax1.grid(axis="y", visible=False)
     ax1.set_title(f"{_name(report)}: ε ≤ {_up(report.epsilon)} at δ = {report.delta:g}")
     _draw_rdp(ax2, report, per_mechanism=True)
@@ -461,3 +465,173 @@ def figure_for(kind: str, **kwargs: Any) -> Figure:
         "compositions": compositions_figure,
     }
     return figures[kind](**kwargs)
+
+
+# --------------------------------------------------------------------------------------
+# Helpers for notebooks: any guarantee or mechanism
+# --------------------------------------------------------------------------------------
+def _target(ax: Any) -> tuple[Figure, Any]:
+    """A new house-style figure, or the figure of the axes the caller passed."""
+    if ax is None:
+        return _figure()
+    return ax.figure, ax
+
+
+def _unit(item: Any) -> tuple[Any, int]:
+    """(guarantee or mechanism, count) for an item or an ``(item, count)`` pair."""
+    if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[0], (int, float)):
+        return item[0], int(item[1])
+    return item, 1
+
+
+def _item_label(item: Any) -> str:
+    obj, count = _unit(item)
+    text = repr(obj)
+    text = text if len(text) <= 60 else text[:59] + "…"
+    return text if count == 1 else f"{count} × {text}"
+
+
+def _labels(items: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
+    if labels is None:
+        return [_item_label(it) for it in items]
+    if len(labels) != len(items):
+        from .errors import DomainError
+
+        raise DomainError(f"labels must give one label per item ({len(items)}); got {len(labels)}",
+                          name="labels", value=labels)
+    return list(labels)
+
+
+def _check_items(items: Sequence[Any]) -> None:
+    if not items:
+        from .errors import DomainError
+
+        raise DomainError("give at least one guarantee or mechanism to plot; got none", name="items")
+
+
+_CYCLE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+@_styled
+def epsilon_vs_count(*items: Any, delta: float = 1e-5, max_count: int = 1000, points: int = 25,
+                     labels: Sequence[str] | None = None, ax: Any = None) -> Figure:
+    """ε at ``delta`` after k runs of each item, for k = 1 … ``max_count`` (log-log axes).
+
+    Args:
+        *items: guarantees, mechanisms or ``(item, count)`` pairs (one run = ``count`` runs of
+            the item), anything :func:`renyi.compose` accepts.
+        delta: δ ∈ (0, 1) at which ε is computed.
+        max_count: the largest number of runs k ≥ 1.
+        points: how many values of k (geometrically spaced) per line.
+        labels: one legend label per item (default: the item's repr).
+        ax: draw into these matplotlib axes instead of a new figure.
+
+    Returns:
+        The figure drawn on. Every plotted ε is the library's valid upper bound
+        (``renyi.compose((item, k)).epsilon(delta)``).
+    """
+    from ._validation import PROBABILITY_OPEN, check_int
+    from .composition import compose
+
+    _check_items(items)
+    delta = PROBABILITY_OPEN.check("delta", delta)
+    max_count = check_int("max_count", max_count)
+    names = _labels(items, labels)
+    counts = np.unique(np.round(np.geomspace(1, max_count, max(2, check_int("points", points)))).astype(int))
+    fig, ax = _target(ax)
+    for i, (item, name) in enumerate(zip(items, names)):
+        obj, c = _unit(item)
+        eps = [compose((obj, c * int(k))).epsilon(delta) for k in counts]
+        ax.plot(counts, eps, color=_CYCLE[i % len(_CYCLE)], label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("number of runs k")
+    ax.set_ylabel(_eps_label(delta))
+    ax.set_title("ε after k runs")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def rdp_curve(*items: Any, orders: Sequence[float] | None = None, labels: Sequence[str] | None = None,
+              ax: Any = None) -> Figure:
+    """The RDP curve ε(α) of each item against the order α (log-log axes).
+
+    Args:
+        *items: guarantees, mechanisms or ``(item, count)`` pairs.
+        orders: the orders α > 1 to evaluate (default: 300 orders from 1.01 to 256).
+        labels: one legend label per item (default: the item's repr).
+        ax: draw into these matplotlib axes instead of a new figure.
+
+    Returns:
+        The figure drawn on; orders where a curve is infinite are left out of its line.
+    """
+    from ._validation import ORDER
+    from .composition import compose
+
+    _check_items(items)
+    names = _labels(items, labels)
+    a = 1.0 + np.geomspace(1e-2, 255.0, 300) if orders is None else ORDER.check_array("orders", orders)
+    fig, ax = _target(ax)
+    for i, (item, name) in enumerate(zip(items, names)):
+        eps = np.asarray(compose(_unit(item)).rdp(a), dtype=np.float64)
+        ok = np.isfinite(eps) & (eps > 0)
+        ax.plot(a[ok], eps[ok], color=_CYCLE[i % len(_CYCLE)], label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Rényi order α")
+    ax.set_ylabel("ε(α)")
+    ax.set_title("RDP curves")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def privacy_profile(*items: Any, epsilons: Sequence[float] | None = None, labels: Sequence[str] | None = None,
+                    ax: Any = None) -> Figure:
+    """The privacy profile δ(ε) of each item: the smallest valid δ at each ε (log δ axis).
+
+    Args:
+        *items: guarantees, mechanisms or ``(item, count)`` pairs.
+        epsilons: the values ε ≥ 0 (default: 60 points from 0 to 2 × the largest ε at δ = 1e-6).
+        labels: one legend label per item (default: the item's repr).
+        ax: draw into these matplotlib axes instead of a new figure.
+
+    Returns:
+        The figure drawn on. Each δ is the library's valid upper bound (``item.delta(ε)``).
+    """
+    from ._validation import NONNEGATIVE
+    from .composition import compose
+
+    _check_items(items)
+    names = _labels(items, labels)
+    gs = [compose(_unit(item)) for item in items]
+    if epsilons is None:
+        top = max((g.epsilon(1e-6) for g in gs), default=1.0)
+        grid = np.linspace(0.0, 2.0 * top if math.isfinite(top) and top > 0 else 10.0, 60)
+    else:
+        grid = np.asarray([NONNEGATIVE.check("epsilons", float(e)) for e in epsilons], dtype=np.float64)
+    fig, ax = _target(ax)
+    for i, (g, name) in enumerate(zip(gs, names)):
+        d = np.asarray([g.delta(float(e)) for e in grid], dtype=np.float64)
+        ax.plot(grid, np.where(d > 0, d, np.nan), color=_CYCLE[i % len(_CYCLE)], label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("ε")
+    ax.set_ylabel("δ(ε)")
+    ax.set_title("Privacy profiles")
+    ax.legend(loc="upper right")
+    return fig
+
+
+def privacy_loss(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0, math.inf), label: str = "",
+                 ax: Any = None) -> Figure:
+    """The privacy loss random variable of ``mechanism`` with its log α-power means marked
+    (the same figure as ``renyi plot plrv``; see :func:`plrv_figure`).
+
+    Args:
+        mechanism: a mechanism with a known privacy-loss law (``mechanism.privacy_loss()``).
+        orders: the orders α whose power means are marked.
+        label: the name used in the title (default: the mechanism's repr).
+        ax: draw into these matplotlib axes instead of a new figure.
+    """
+    return plrv_figure(mechanism, orders=orders, label=label, ax=ax)

@@ -2,9 +2,9 @@
 
 For a pair of distributions (P, Q) with densities p, q, the privacy loss is
 Z = log p(Y)/q(Y) with Y ~ P; its dual is Z′ = log q(Y′)/p(Y′) with Y′ ~ Q
-([BS16] Def 2; theory.md §2). Its cumulant generating function is the Rényi curve,
+([BS16] Def 2; the PLRV page of the documentation). Its cumulant generating function is the Rényi curve,
 (α−1)D_α(P‖Q) = log E[e^{(α−1)Z}], and its hockey-stick transform is the exact privacy profile
-δ(ε) = E[(1 − e^{ε−Z})₊] ([BW18] Thm 5; theory.md §2.2).
+δ(ε) = E[(1 − e^{ε−Z})₊] ([BW18] Thm 5).
 
 A :class:`PrivacyLoss` answers ``mean`` (the KL), ``var``, ``mgf``/``log_mgf``, ``cdf``/``sf``,
 ``sample``, ``renyi_divergence`` (vectorized over α), ``delta`` (exact, the larger of the two
@@ -183,7 +183,7 @@ class PrivacyLoss(abc.ABC):
         """Smallest ε ≥ 0 with :meth:`delta` (ε) ≤ δ, by bisection on log δ.
 
         Returns the upper end of the final bracket, where δ(ε) ≤ target has been verified, so
-        the result is never below the true ε (theory.md §9.7).
+        the result is never below the true ε.
 
         Args:
             delta: target δ in (0, 1].
@@ -235,7 +235,7 @@ class GaussianPrivacyLoss(PrivacyLoss):
         rho: ρ ∈ (0, ∞) (the zCDP parameter; ρ = μ²/2 for μ = Δ/σ).
 
     References:
-        notes Claim 4.3; theory.md §2.3; δ(ε) is [BW18] Thm 8.
+        [BW18] Thm 8 (δ(ε)); the law N(μ²/2, μ²) follows from the two Gaussian densities.
 
     Examples:
         >>> GaussianPrivacyLoss.from_sigma(1.0).rho
@@ -316,7 +316,8 @@ class LaplacePrivacyLoss(PrivacyLoss):
         t: Δ/b ∈ (0, ∞).
 
     References:
-        theory.md §2.4 (derived; its MGF reproduces [Mir17] Prop 6).
+        Derived from the two Laplace densities (see the PLRV page of the documentation); its MGF
+        reproduces [Mir17] Prop 6.
 
     Examples:
         >>> round(LaplacePrivacyLoss(1.0).mean(), 15)
@@ -338,7 +339,7 @@ class LaplacePrivacyLoss(PrivacyLoss):
         for i, x in enumerate(lam_a):
             # The pair is symmetric (Z′ has the law of Z), so E_P[e^{λZ}] = E_Q[e^{(λ+1)Z}] =
             # E_P[e^{−(λ+1)Z}]: K(λ) = K(−1−λ). Reflect λ < −1 into λ > 0, then
-            # K(λ) = λ·D_{1+λ} with the stable closed form of §1.4(d).
+            # K(λ) = λ·D_{1+λ} with the stable closed form of [Mir17] Prop. 6.
             y = -1.0 - x if x < -1.0 else x
             out[i] = y * float(laplace_divergence(t, 1.0 + y)) if y != 0 else 0.0
         return _out(out, scalar)
@@ -554,7 +555,7 @@ class DiscretePrivacyLoss(PrivacyLoss):
 def randomized_response_privacy_loss(epsilon: float) -> DiscretePrivacyLoss:
     """The loss of binary randomized response with truth probability e^ε/(1+e^ε).
 
-    Z = ±ε with Pr[Z = ε] = e^ε/(1+e^ε) (theory.md §2.5); the worst case for ε-DP, whose Rényi
+    Z = ±ε with Pr[Z = ε] = e^ε/(1+e^ε); the worst case for ε-DP, whose Rényi
     curve is :func:`renyi.divergences.pure_dp_curve`.
 
     Args:

@@ -77,6 +77,7 @@ class Route:
     assumption: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """This route as a JSON-ready dict (non-finite numbers as strings)."""
         return {"key": self.key, "title": self.title, "epsilon": _j(self.epsilon), "method": self.method,
                 "witness": _j(self.witness), "applicable": self.applicable, "note": self.note,
                 "lower": _j(self.lower), "adaptive": self.adaptive, "assumption": self.assumption}
@@ -110,6 +111,7 @@ class Share:
     half_width_95: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict (non-finite numbers as strings)."""
         return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
@@ -142,6 +144,7 @@ class BudgetStatus:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """These fields as a JSON-ready dict (non-finite numbers as strings)."""
         return {k: _j(getattr(self, k)) for k in self.__slots__}
 
 
@@ -163,12 +166,28 @@ class Report:
     rdp_witness: float | None
     rho: float | None
     warnings: tuple[str, ...] = ()
+    #: (FPR, upper bound on the attacker's TPR, route) at the FPRs of
+    #: :data:`renyi.routes.DEFAULT_FPRS` (the hypothesis-testing view of the same composition)
+    tradeoff: tuple[tuple[float, float, str], ...] = ()
     #: the composed guarantee and the composed RDP curve (for plots; not serialised)
     total: Any = field(default=None, compare=False, repr=False)
     curve: Any = field(default=None, compare=False, repr=False)
     entries: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
 
+    def _repr_html_(self) -> str:
+        """An HTML table of the report (Jupyter shows it for a bare ``report``)."""
+        from ._display import report_html
+
+        return report_html(self)
+
+    def __rich__(self) -> Any:
+        """The report as rich tables (``rich.print(report)``), as ``renyi report`` prints it."""
+        from ._display import report_rich
+
+        return report_rich(self)
+
     def route_by_key(self, key: str) -> Route:
+        """The route named ``key`` (e.g. ``"exact"``, ``"rdp"``, ``"zcdp"``); KeyError if absent."""
         for r in self.routes:
             if r.key == key:
                 return r
@@ -191,6 +210,7 @@ class Report:
             "mechanisms": [s.to_dict() for s in self.shares],
             "budget": None if self.budget is None else self.budget.to_dict(),
             "warnings": list(self.warnings),
+            "tradeoff": [{"fpr": f, "tpr": t, "route": m} for f, t, m in self.tradeoff],
         }
 
 
@@ -233,7 +253,8 @@ def _pure_eps(g: Guarantee) -> float:
 # The report
 # --------------------------------------------------------------------------------------
 def compute_report(pipeline: Pipeline, *, delta: float | None = None,
-                   progress: Progress | None = None, method: str | None = None) -> Report:
+                   progress: Progress | None = None, method: str | None = None,
+                   tradeoff: bool = True) -> Report:
     """Compute the privacy report of ``pipeline`` at ``delta`` (default: the pipeline's δ).
 
     Args:
@@ -242,6 +263,9 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         progress: called with a short label before each step (for progress bars).
         method: ``None`` (report the smallest valid ε) or a route name
             (:data:`renyi.routes.ROUTES`) whose ε is reported as the headline.
+        tradeoff: also bound the attacker's true-positive rate at the false-positive rates
+            of :data:`renyi.routes.DEFAULT_FPRS` (:func:`renyi.routes.tpr_bounds`, through
+            ``method`` or the best route at each ε).
 
     Returns:
         A :class:`Report`; ``report.epsilon`` is the smallest of the valid ε's of its routes
@@ -261,7 +285,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
 
     step("composing")
     total = total_guarantee(pipeline)
-    it = _routes.items(total)
+    it = _routes.items(total, offer_pld=True)  # one report, one PLD question: always asked
 
     step("routes")
     table = _routes.epsilon_table(it, d)
@@ -346,6 +370,12 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         warnings.append("the pipeline mixes neighbouring relations (add/remove and replace-one); "
                         "their guarantees do not compose directly: state every mechanism under one relation")
 
+    tpr: tuple[tuple[float, float, str], ...] = ()
+    if tradeoff:
+        step("trade-off")
+        tpr = tuple((f, c.value, c.method) for f, c in
+                    zip(_routes.DEFAULT_FPRS, _routes.tpr_bounds(it, _routes.DEFAULT_FPRS, method)))
+
     step("budget")
     status = _budget_status(pipeline, d, best.epsilon, total, curve, rho_total, routes)
     status = _accountant_check(status, entries)
@@ -354,7 +384,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
         witness=best.witness, route=best.key, routes=tuple(routes), shares=tuple(shares), budget=status,
         guarantee=repr(total), rdp_witness=rdp_witness, rho=rho_total, warnings=tuple(warnings),
-        total=total, curve=curve, entries=entries,
+        tradeoff=tpr, total=total, curve=curve, entries=entries,
     )
 
 

@@ -7,26 +7,16 @@ valid bound, so the minimum over the routes that apply is one too; that minimum 
 ``.epsilon(delta)`` / ``.delta(epsilon)`` of any mechanism or composition returns, and what the
 report, the accountant, calibration and the CLI show.
 
-========== ============================================================= ================
-name       what it does                                                  fully adaptive
-========== ============================================================= ================
-exact      Gaussian mechanisms only: μ² adds, exact conversion            yes ([ST22])
-           ([DRS19]; [BW18] Thm 8). The true ε; when it applies no other
-           route can be smaller.
-pld        numerical privacy loss distributions (:mod:`renyi.pld`):        no
-           pessimistic discretisation gives the certified upper bound,
-           optimistic the ``lower`` end of a bracket [lower, upper].
-rdp        RDP curves add ([Mir17] Prop. 1), converted by [CKS20]          yes ([FZ21])
-           Prop. 12 with the order optimised.
-zcdp       (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion.              yes ([FZ21])
-direct     the composed guarantee's (or a single mechanism's) own         no
-           conversion: exact profiles of one Laplace / randomized-
-           response run, pure and (ε, δ)-DP profiles.
-rdp_classic the same RDP curve through [Mir17] Prop. 3 (for comparison).  yes ([FZ21])
-advanced   (ε, δ)-DP advanced composition ([DRV10] Thm III.3) per          no
-           mechanism, summed.
-basic      (ε, δ)-DP basic composition ([DR14] Thm 3.16): ε's add.         yes ([RRUV16])
-========== ============================================================= ================
+| name | what it does | fully adaptive |
+|---|---|---|
+| `exact` | Gaussian mechanisms only: μ² adds, exact conversion ([DRS19]; [BW18] Thm 8). The true ε: when it applies no other route can be smaller. | yes ([ST22]) |
+| `pld` | numerical privacy loss distributions (`renyi.pld`): pessimistic discretisation gives the certified upper bound, optimistic the `lower` end of a bracket [lower, upper]. | no |
+| `rdp` | RDP curves add ([Mir17] Prop. 1), converted by [CKS20] Prop. 12 with the order optimised. | yes ([FZ21]) |
+| `zcdp` | (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion. | yes ([FZ21]) |
+| `direct` | the composed guarantee's (or a single mechanism's) own conversion: exact profiles of one Laplace / randomized-response run, pure and (ε, δ)-DP profiles. | no |
+| `rdp_classic` | the same RDP curve through [Mir17] Prop. 3 (for comparison). | yes ([FZ21]) |
+| `advanced` | (ε, δ)-DP advanced composition ([DRV10] Thm III.3) per mechanism, summed. | no |
+| `basic` | (ε, δ)-DP basic composition ([DR14] Thm 3.16): ε's add. | yes ([RRUV16]) |
 
 "Fully adaptive" means: still valid when each mechanism *and its privacy parameters* are
 chosen from earlier outputs, through a privacy filter of the route's definition (the
@@ -74,6 +64,9 @@ __all__ = [
     "epsilon_table",
     "delta_table",
     "pld_available",
+    "tpr_bound",
+    "tpr_bounds",
+    "DEFAULT_FPRS",
 ]
 
 #: Lists longer than this (distinct items) skip the per-mechanism (ε, δ) comparison routes
@@ -88,10 +81,13 @@ _PER_ITEM_LIMIT = 1000
 class Items:
     """The items of a composition with the per-route views computed once (lazily)."""
 
-    __slots__ = ("items", "_guarantees", "_composed", "_curve", "_zcdp")
+    __slots__ = ("items", "offer_pld", "_guarantees", "_composed", "_curve", "_zcdp")
 
-    def __init__(self, items: Sequence[Item]) -> None:
+    def __init__(self, items: Sequence[Item], *, offer_pld: bool = False) -> None:
         self.items: tuple[Item, ...] = tuple(items)
+        #: ask the PLD engine even where it does not offer itself for the default minimum
+        #: (``renyi.pld.ROUTE_ENABLED`` off): one-shot reports and an explicit method="pld"
+        self.offer_pld = offer_pld
         if not self.items:
             raise DomainError("nothing to account for: a composition needs at least one mechanism or guarantee")
         self._guarantees: list[tuple[Guarantee, int]] | None = None
@@ -137,12 +133,19 @@ class Items:
         return self._zcdp
 
 
-def items(obj: Any) -> Items:
+def items(obj: Any, *, offer_pld: bool = False) -> Items:
     """The items of a mechanism, a guarantee (composed or not), an ``(item, count)`` pair or a
-    list of these, as the routes see them."""
+    list of these, as the routes see them.
+
+    ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even when it does not
+    offer itself for the default minimum (``renyi.pld.ROUTE_ENABLED``, off while one PLD
+    question costs too much for loops such as calibration). Reports set it: they ask once.
+    """
     if isinstance(obj, Items):
+        if offer_pld and not obj.offer_pld:
+            return Items(obj.items, offer_pld=True)
         return obj
-    return Items(route_items((obj,)))
+    return Items(route_items((obj,)), offer_pld=offer_pld)
 
 
 def _as_curve(g: Guarantee) -> Guarantee:
@@ -150,17 +153,18 @@ def _as_curve(g: Guarantee) -> Guarantee:
     if isinstance(g, (RDP, ApproxRDP)):
         return g
     if isinstance(g, ApproxDP):
-        if float(g.delta) == 0.0:
-            return conv.pure_dp_to_rdp(float(g.epsilon))
-        return ApproxRDP(conv.pure_dp_to_rdp(float(g.epsilon)), float(g.delta))
+        curve: RDP = conv.pure_dp_to_rdp(float(g.epsilon))
+        return curve if float(g.delta) == 0.0 else ApproxRDP(curve, float(g.delta))
     if isinstance(g, ApproxZCDP):
-        return ApproxRDP(ZCDP(g.rho, g.xi).to_rdp(), float(g.delta))
+        zc: RDP = ZCDP(g.rho, g.xi).to_rdp()
+        return ApproxRDP(zc, float(g.delta))
     return g.to_rdp()
 
 
 def _zcdp_of(g: Guarantee) -> Guarantee:
     if isinstance(g, ApproxDP) and float(g.delta) > 0:
-        return g.to_approx_zcdp()
+        z: Guarantee = g.to_approx_zcdp()
+        return z
     if isinstance(g, ApproxZCDP):
         return g
     return g.to_zcdp()
@@ -255,7 +259,14 @@ def _pld_module(it: Items) -> Any:
     pld = pld_available()
     if pld is None:
         raise ConversionError("the PLD engine (renyi.pld) is not available")
-    missing = [o for o, _ in it.items if not pld.supports(o)]
+    known = pld.supports
+    if it.offer_pld:
+        # the engine's own knowledge, whether or not it offers itself for the default minimum
+        known = getattr(pld, "_supports", known)
+    elif not getattr(pld, "ROUTE_ENABLED", True):
+        raise ConversionError("the PLD route is offered on request (method='pld', reports) and in the default "
+                              "minimum only with RENYI_PLD_ROUTE=1")
+    missing = [o for o, _ in it.items if not known(o)]
     if missing:
         raise ConversionError(f"no privacy loss distribution known for {missing[0]!r}")
     return pld
@@ -409,9 +420,16 @@ def _advanced_epsilon(it: Items, delta: float) -> Conversion:
             if math.isfinite(e_run):
                 cands.append(float(advanced_composition(e_run, run, k, share / 2.0).epsilon))
         total.append(min(cands))
-    return Conversion(conv.round_up(math.fsum(total)), None,
-                      "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed; δ split evenly "
-                      "across mechanisms, within one half for δ′ and half over the runs")
+    adv = Conversion(conv.round_up(math.fsum(total)), None,
+                     "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed; δ split evenly "
+                     "across mechanisms, within one half for δ′ and half over the runs")
+    # Basic composition of the whole list splits δ differently (evenly over all runs) and can
+    # be smaller than the per-mechanism choice above; both are valid, so the row promises
+    # "or basic if smaller" for the pipeline as a whole.
+    basic = _basic_epsilon(it, delta)
+    if basic.value < adv.value:
+        return Conversion(basic.value, None, "basic composition (smaller than advanced here): " + basic.method)
+    return adv
 
 
 ADVANCED = Route(
@@ -461,6 +479,7 @@ class RouteResult:
 
     @property
     def applicable(self) -> bool:
+        """True when the route gave a bound (its conversion exists)."""
         return self.conversion is not None
 
 
@@ -483,15 +502,17 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:
-    """Every route's ε at ``delta`` for a mechanism or composition (for reports)."""
+    """Every route's ε at ``delta`` for a mechanism or composition (for reports: the PLD
+    engine is asked wherever it knows the mechanisms)."""
     delta = PROBABILITY_OPEN.check("delta", delta)
-    return tuple(_table(obj, delta, "epsilon", False))
+    return tuple(_table(items(obj, offer_pld=True), delta, "epsilon", False))
 
 
 def delta_table(obj: Any, epsilon: float) -> tuple[RouteResult, ...]:
-    """Every route's δ at ``epsilon`` for a mechanism or composition."""
+    """Every route's δ at ``epsilon`` for a mechanism or composition (PLD asked as in
+    :func:`epsilon_table`)."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
-    return tuple(_table(obj, epsilon, "delta", False))
+    return tuple(_table(items(obj, offer_pld=True), epsilon, "delta", False))
 
 
 def best(results: Sequence[RouteResult], *, none_value: float = math.inf) -> Conversion:
@@ -509,6 +530,8 @@ def _select(obj: Any, x: float, which: str, method: str | None) -> Conversion:
         return native(x, method="native")  # type: ignore[no-any-return]
     if method is not None:
         r = route(method)
+        if r is PLD:
+            obj = items(obj, offer_pld=True)  # asked for by name: always offered
         return r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
     return best(_table(obj, x, which, True), none_value=math.inf if which == "epsilon" else 1.0)
 
@@ -539,3 +562,126 @@ def best_delta(obj: Any, epsilon: float, method: str | None = None) -> Conversio
     :func:`best_epsilon`); 1 when no route gives a bound."""
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     return _select(obj, epsilon, "delta", method)
+
+
+# --------------------------------------------------------------------------------------
+# The hypothesis-testing view: the attacker's true-positive rate at a false-positive rate
+# --------------------------------------------------------------------------------------
+#: The false-positive rates at which reports give the attacker's true-positive rate.
+DEFAULT_FPRS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
+
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
+    """An upper bound on the true-positive rate of any membership test at false-positive rate
+    ``fpr``, from the (ε, δ(ε)) profile of a route.
+
+    (ε, δ)-DP bounds every test: TPR ≤ e^ε·FPR + δ and TPR ≤ 1 − e^{−ε}(1 − δ − FPR)
+    ([KOV15] Thm 2.1; [DRS19] Prop. 2.5). Holding at every ε, the bound is the infimum over ε,
+    which for the exact profile of the dominating pair is the trade-off curve itself ([DRS19]
+    Prop. 2.12). It is evaluated on a grid of ε and refined by golden-section search; every ε
+    tried gives a valid bound, so the minimum found is one too (never below the infimum).
+
+    Args:
+        obj: a mechanism or composition (see :func:`best_epsilon`).
+        fpr: the false-positive rate ∈ [0, 1].
+        method: the route whose δ(ε) is used (default: the best route at each ε).
+
+    Returns:
+        A ``Conversion`` whose ``value`` is the TPR bound ∈ [fpr, 1], ``witness`` the ε used and
+        ``method`` the route.
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> round(tpr_bound(Gaussian(1.0), 0.05).value, 6)  # Φ(Φ⁻¹(0.05) + 1), exact for μ = 1
+        0.259511
+    """
+    return tpr_bounds(obj, (fpr,), method)[0]
+
+
+def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | None = None) -> tuple[Conversion, ...]:
+    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations."""
+    from ._validation import PROBABILITY
+
+    rates = [PROBABILITY.check("fpr", f) for f in fprs]
+    it = items(obj)
+    cache: dict[float, tuple[float, str]] = {}
+    # The search needs δ(ε) at some fifty ε's: without a named method it runs on the routes
+    # that answer in milliseconds, and the numerical PLD route (one composition per call) is
+    # asked once per FPR, at the ε the search found, where it can only lower the bound.
+    cheap = [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
+
+    def delta_at(eps: float) -> tuple[float, str]:
+        if eps not in cache:
+            if method is not None:
+                c = best_delta(it, eps, method)
+            else:
+                res = []
+                for r in cheap:
+                    try:
+                        res.append(RouteResult(r, r.delta(it, eps)))
+                    except ConversionError as exc:
+                        res.append(RouteResult(r, None, str(exc)))
+                c = best(res, none_value=1.0)
+            cache[eps] = (min(1.0, c.value), c.method)
+        return cache[eps]
+
+    def tpr(a: float, eps: float, d: float) -> float:
+        t = min(1.0, math.exp(eps) * a + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a))
+        return max(t, a)
+
+    # A range of ε wide enough for every optimum: beyond ε(δ = 1e-9·FPR) the δ term is
+    # negligible and e^ε·FPR only grows.
+    small = min([f for f in rates if f > 0.0], default=1e-3)
+    d_top = min(1e-6, max(1e-300, 1e-9 * small))
+    try:
+        if method is not None:
+            top = best_epsilon(it, d_top, method).value
+        else:  # the range only needs a valid ε: the fast routes give one
+            found = []
+            for r in cheap:
+                try:
+                    found.append(r.epsilon(it, d_top).value)
+                except ConversionError:
+                    pass
+            top = min(found, default=math.inf)
+    except ConversionError:
+        top = math.inf
+    top = min(max(top, 1.0), 50.0) if math.isfinite(top) else 50.0
+    grid = [top * i / 16.0 for i in range(17)]
+    out = []
+    for a in rates:
+        if a >= 1.0:
+            out.append(Conversion(1.0, None, method or "none", detail="TPR ≤ 1"))
+            continue
+        seen: dict[float, float] = {}
+
+        def bound(eps: float) -> float:
+            if eps not in seen:
+                seen[eps] = tpr(a, eps, delta_at(eps)[0])
+            return seen[eps]
+
+        vals = [bound(e) for e in grid]
+        i = min(range(len(grid)), key=lambda j: vals[j])
+        lo, hi = grid[max(0, i - 1)], grid[min(len(grid) - 1, i + 1)]
+        x1, x2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+        for _ in range(24):
+            if bound(x1) <= bound(x2):
+                hi, x2 = x2, x1
+                x1 = hi - _GOLDEN * (hi - lo)
+            else:
+                lo, x1 = x1, x2
+                x2 = lo + _GOLDEN * (hi - lo)
+        eps_best = min(seen, key=lambda e: seen[e])
+        value, name = seen[eps_best], delta_at(eps_best)[1]
+        if method is None:
+            try:
+                t = tpr(a, eps_best, min(1.0, PLD.delta(it, eps_best).value))
+            except ConversionError:
+                t = math.inf
+            if t < value:
+                value, name = t, "pld"
+        out.append(Conversion(value, eps_best, name,
+                              detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
+    return tuple(out)

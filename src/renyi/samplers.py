@@ -15,7 +15,7 @@ Accounting code never imports this module; only ``Mechanism.release`` does.
 
 **Exact discrete samplers.** :func:`sample_discrete_laplace` and
 :func:`sample_discrete_gaussian` follow Canonne, Kamath & Steinke (2020), "The Discrete
-Gaussian for Differential Privacy", §5 (Algorithms 1–3; theory.md §7.5 steps 1–4). Their
+Gaussian for Differential Privacy", §5 (Algorithms 1–3). Their
 parameters are rationals, and every accept/reject decision compares a uniform random
 integer with an exact integer: no floating-point number and no ``exp``/``log`` is ever
 evaluated on the decision path, so the output distribution is exactly the stated one
@@ -637,11 +637,11 @@ def _dlap_rate(t: int, s: int) -> float:
 def sample_discrete_laplace(scale: Any, size: Any = None, rng: Any = None) -> Any:
     """Exact discrete Laplace samples: P(z) ∝ exp(−|z|/scale) on ℤ.
 
-    Canonne, Kamath & Steinke (2020), §5, Algorithm 2 (theory.md §7.5 step 3), with
+    Canonne, Kamath & Steinke (2020), §5, Algorithm 2, with
     scale = t/s in lowest terms. Decisions use only uniform integers compared with exact
     integers (no floating point); a float ``scale`` is converted exactly with
     ``Fraction(scale)``. Adding it to an integer query of sensitivity Δ gives
-    ε = Δ/scale pure DP (theory.md §7.6).
+    ε = Δ/scale pure DP (the discrete analogue of the Laplace mechanism's ε = Δ/b).
 
     Args:
         scale: t/s ∈ (0, ∞): int, Fraction, Decimal or float.
@@ -756,7 +756,7 @@ def _gauss_pass(rng: RNG, plan: _GaussPlan, m: int) -> np.ndarray:
 def sample_discrete_gaussian(sigma2: Any, size: Any = None, rng: Any = None) -> Any:
     """Exact discrete Gaussian samples 𝒩_ℤ(0, σ²): P(z) ∝ exp(−z²/(2σ²)) on ℤ.
 
-    Canonne, Kamath & Steinke (2020), §5, Algorithm 3 (theory.md §7.5 step 4): a discrete
+    Canonne, Kamath & Steinke (2020), §5, Algorithm 3: a discrete
     Laplace proposal accepted with probability exp(−(|Y| − c)²/(2σ²)), c = σ²/t. The
     choice of c (see ``_GaussPlan``) keeps the integers small; the identity behind the
     test is exact for any c > 0. Every decision compares uniform integers with exact
@@ -810,7 +810,7 @@ def _reference_bernoulli_exp(gamma: Fraction, randbelow: Callable[[int], int]) -
 
 
 def _reference_discrete_laplace(scale: Fraction, randbelow: Callable[[int], int]) -> int:
-    """CKS Algorithm 2, one sample, exactly as in theory.md §7.5 step 3."""
+    """CKS Algorithm 2, one sample, exactly as written in the paper."""
     t, s = scale.numerator, scale.denominator
     while True:
         u = randbelow(t)
@@ -827,7 +827,7 @@ def _reference_discrete_laplace(scale: Fraction, randbelow: Callable[[int], int]
 
 
 def _reference_discrete_gaussian(sigma2: Fraction, randbelow: Callable[[int], int]) -> int:
-    """CKS Algorithm 3, one sample, with CKS's own t = ⌊σ⌋ + 1 (theory.md §7.5 step 4)."""
+    """CKS Algorithm 3, one sample, with CKS's own t = ⌊σ⌋ + 1."""
     t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
     while True:
         y = _reference_discrete_laplace(Fraction(t), randbelow)

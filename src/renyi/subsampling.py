@@ -1,7 +1,7 @@
 """Privacy amplification by subsampling (transformers: mechanism → mechanism).
 
 Two sampling schemes, each with its own neighbouring relation. They must not be mixed in one
-ledger (theory §7.7, §8.4):
+ledger (a replace-one guarantee does not imply an add/remove one):
 
 * :class:`PoissonSubsampled` — every record is included independently with probability q
   (the "sampling rate"); neighbours are **add/remove**. For a Gaussian base the RDP curve is
@@ -321,10 +321,12 @@ class PoissonSubsampled(Mechanism):
             label=f"Poisson(q={q:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee.best_epsilon, delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
     def release(self, value: Any, rng: Any = None) -> Any:
@@ -339,7 +341,7 @@ class SubsampledWithoutReplacement(Mechanism):
 
     The RDP curve is [WBK19] Thm 9 at integer orders (min with the base curve), fractional
     orders by [WBK19] Cor. 10. The base guarantee is taken under replace-one neighbours
-    (for an add/remove base that is its group-of-two guarantee, theory §8.4).
+    (for an add/remove base that is its group-of-two guarantee: a replacement is one removal and one addition).
 
     This is the analysis for batches drawn as independent uniform subsets of a fixed size; it
     is also *not* a guarantee for a shuffle-and-partition loader (see the module docstring).
@@ -366,6 +368,7 @@ class SubsampledWithoutReplacement(Mechanism):
 
     @property
     def sampling(self) -> str:
+        """How the input is subsampled, in words (printed by repr and reports)."""
         words = "replace-one" if self.neighbouring == "replace_one" else "add/remove"
         return f"sampling without replacement (fraction {self.rate:g}), {words} neighbours"
 
@@ -393,11 +396,13 @@ class SubsampledWithoutReplacement(Mechanism):
             label=f"without replacement (γ={g:g}) of {base.label or base!r}",
         )
 
-    def best_epsilon(self, delta: float) -> Conversion:
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        # this mechanism's own conversion (method="native"); other methods go through the
+        # routes (renyi.routes), which is what the base-class wrapper does before calling this
         return _no_worse(self.guarantee.best_epsilon(delta), self.mechanism.guarantee_under("replace_one").best_epsilon,
                          delta)
 
-    def best_delta(self, epsilon: float) -> Conversion:
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee_under("replace_one").best_delta,
                          epsilon)
 

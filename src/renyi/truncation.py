@@ -115,6 +115,7 @@ class TruncatedPoisson(Mechanism):
 
     @property
     def sampling(self) -> str:
+        """How the input is sampled, in words (printed by repr and reports)."""
         return (
             f"truncated Poisson sampling (rate {self.rate:g}, batch ≤ {self.max_batch}, "
             f"n = {self.dataset_size}), add/remove neighbours"
@@ -122,10 +123,12 @@ class TruncatedPoisson(Mechanism):
 
     @property
     def theorem(self) -> str:
+        """The result this guarantee rests on, as cited in reports."""
         return "Poisson-subsampled curve (MTZ19 / ZW19) + δ = P[Bin(n, q) ≥ cap] (approximate RDP, BS16 Def. 8)"
 
     @property
     def noise_multiplier(self) -> float | None:
+        """σ/Δ of the Gaussian base, or None for another base."""
         return PoissonSubsampled(self.mechanism, self.rate).noise_multiplier
 
     def __repr__(self) -> str:

@@ -193,6 +193,7 @@ class Tuning(Mechanism):
 
     @property
     def theorem(self) -> str:
+        """The result this guarantee rests on, as cited in reports."""
         return "Papernot & Steinke (2022), Thm 2 (η = 1)" if self.repetitions == "geometric" else (
             "Papernot & Steinke (2022), Thm 6"
         )

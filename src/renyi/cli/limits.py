@@ -24,7 +24,7 @@ class Neighbouring(str, Enum):
 RhoOpt = Annotated[float, typer.Option(help="ρ of the zCDP guarantee.")]
 XiOpt = Annotated[float, typer.Option(help="ξ of a (ξ, ρ)-zCDP guarantee.")]
 BetaOpt = Annotated[float, typer.Option(help="Failure probability β.")]
-NbOpt = Annotated[Neighbouring, typer.Option(help="The neighbouring relation ρ is stated under.")]
+NbOpt = Annotated[Neighbouring, typer.Option("--neighbouring", "--neighboring", help="The neighbouring relation ρ is stated under.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from ._format import fmt_down, fmt_num, fmt_up
 
 
 class Mech(str, Enum):
@@ -178,7 +178,8 @@ def epsilon(
         sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
         pipe = _build(mechanism, params, sched, delta)
         with DelayedProgress("computing ε", total=7) as step:
-            r = compute_report(pipe, progress=step, method=None if method is None else method.value)
+            r = compute_report(pipe, progress=step, method=None if method is None else method.value,
+                               tradeoff=False)
         if json_:
             d = r.to_dict()
             d.pop("source", None)
@@ -206,7 +207,7 @@ def epsilon(
         t.add_column("method")
         for route in r.routes:
             if route.applicable:
-                bracket = f"   [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}]" if route.lower is not None else ""
+                bracket = f"   [{fmt_down(route.lower)}, {fmt_up(route.epsilon)}]" if route.lower is not None else ""
                 t.add_row(route.title, fmt_up(route.epsilon), _alpha(route.witness), route.method + bracket)
             else:
                 t.add_row(route.title, "n/a", "", Text(route.note, style="dim"))
@@ -250,7 +251,9 @@ def delta(
         pipe = _build(mechanism, params, sched, 1e-5)
         with DelayedProgress("computing δ"):
             total = renyi.compose(*pipe.items())
-            best = routes.best_delta(total, eps, None if method is None else method.value)
+            # one question: the PLD engine is asked wherever it knows the mechanism
+            best = routes.best_delta(routes.items(total, offer_pld=True), eps,
+                                     None if method is None else method.value)
         e = pipe.entries[0]
         if json_:
             print_json({"epsilon": eps, "delta": best.value, "method": best.method, "detail": best.detail,
@@ -262,7 +265,7 @@ def delta(
 
         c.print(f"[bold]δ ≤ [green]{fmt_up(best.value)}[/green][/bold] at ε = {fmt_num(eps)} for "
                 f"{e.count:,} × {escape(repr(e.mechanism))}")
-        lower = f", bracket [{fmt_num(best.lower)}, {fmt_up(best.value)}]" if best.lower is not None else ""
+        lower = f", bracket [{fmt_down(best.lower)}, {fmt_up(best.value)}]" if best.lower is not None else ""
         c.print(f"route: {best.method} — {best.detail}" + lower
                 + (f", witness α = {_alpha(best.witness)}" if best.witness else "")
                 + f"   ({e.assumption})", markup=False)

@@ -44,7 +44,7 @@ def report(
         from renyi.report import compute_report
 
         p = load_pipeline(_pipeline_path(pipeline, example))
-        with DelayedProgress("computing report", total=7) as step:
+        with DelayedProgress("computing report", total=8) as step:
             r = compute_report(p, delta=delta, progress=step)
         if plot is not None:
             from ._plotting import save_figure
@@ -98,6 +98,13 @@ def render_report(r: Any, plot: Path | None = None) -> None:
     if r.witness is not None:
         line.append(f", witness α = {_alpha(r.witness)}")
     c.print(line)
+    if getattr(r, "tradeoff", ()):
+        tl = Text()
+        tl.append("attacker's TPR ≤ ")
+        tl.append(", ".join(f"{fmt_up(t)} at FPR {fmt_num(f)}" for f, t, _ in r.tradeoff), style="bold")
+        routes_used = sorted({m for _, _, m in r.tradeoff})
+        tl.append(f"   (membership test, route {'/'.join(routes_used)})", style="dim")
+        c.print(tl)
     c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
 
     t = Table(title="The same pipeline through each accounting route", title_justify="left", show_lines=False)
@@ -116,7 +123,7 @@ def render_report(r: Any, plot: Path | None = None) -> None:
         style = "bold green" if route.key == r.route else ""
         note = route.method
         if getattr(route, "lower", None) is not None:
-            note = f"bracket [{fmt_num(route.lower)}, {fmt_up(route.epsilon)}] — {note}"
+            note = f"bracket [{fmt_down(route.lower)}, {fmt_up(route.epsilon)}] — {note}"
         t.add_row(Text(route.title, style=style), Text(fmt_up(route.epsilon), style=style),
                   "" if ratio != ratio else f"{ratio:.2f}", _alpha(route.witness), holds, Text(note))
     c.print(t)

@@ -69,7 +69,7 @@ class ApproxZCDP(Guarantee):
         return float(out) if out.ndim == 0 else out
 
     def best_epsilon(self, delta: float) -> Conversion:
-        """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""
+        """ε at total δ = δ_a + (1 − δ_a)·δ_conv ([BS16] §8); ∞ when δ ≤ δ_a."""
         return conv.approx_zcdp_to_approx_dp(self.rho, self.xi, self._delta, _check_delta(delta))
 
     def best_delta(self, epsilon: float) -> Conversion:
@@ -85,7 +85,7 @@ class ApproxZCDP(Guarantee):
         raise ConversionError(f"{self!r} is not zCDP (δ > 0)")
 
     def compose(self, k: int) -> ApproxZCDP:
-        """(kξ, kρ) with δ' = 1 − (1 − δ)^k ([BS16] §8; theory §5.3)."""
+        """(kξ, kρ) with δ' = 1 − (1 − δ)^k ([BS16] §8)."""
         k = check_int("k", k)
         d = -math.expm1(k * math.log1p(-self._delta)) if self._delta > 0 else 0.0
         if d >= 1.0:

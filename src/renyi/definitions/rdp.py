@@ -35,7 +35,7 @@ class RDP(Guarantee):
         zcdp: an optional known-valid (ξ, ρ) with ε(α) ≤ ξ + ρα for all α.
         convex: True only when (α − 1)·ε(α) is an exact cumulant generating function (an
             exact divergence or a sum of them); this makes continuous order optimisation
-            provably global (theory §4.5). Upper-bound curves must say False.
+            provably global (the CGF (α − 1)·ε(α) of an exact curve is convex). Upper-bound curves must say False.
         orders: orders the optimiser must try (breakpoints of interpolated curves).
         label: a readable description used in ``repr``.
 
@@ -218,7 +218,7 @@ class RDP(Guarantee):
 class ApproxRDP(Guarantee):
     """δ-approximate RDP: an RDP curve that holds after conditioning on events of probability
     ≥ 1 − δ. This is how (ε, δ)-DP folds into an RDP ledger: (ε, δ)-DP is δ-approximately
-    RDP with curve F_ε ([BS16] Lemma 37 and the proof of Prop. 19; theory §5.4).
+    RDP with curve F_ε ([BS16] Lemma 37 and the proof of Prop. 19).
 
     Args:
         curve: the RDP curve.
@@ -252,7 +252,7 @@ class ApproxRDP(Guarantee):
         return float(out) if out.ndim == 0 else out
 
     def best_epsilon(self, delta: float) -> Conversion:
-        """ε at total δ = δ_a + (1 − δ_a)·δ_conv (theory §4.10); ∞ when δ ≤ δ_a."""
+        """ε at total δ = δ_a + (1 − δ_a)·δ_conv ([BS16] §8); ∞ when δ ≤ δ_a."""
         delta = _check_delta(delta)
         if delta <= self._delta:
             return Conversion(math.inf, None, "δ ≤ δ of the approximate guarantee")

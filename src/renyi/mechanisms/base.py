@@ -3,12 +3,13 @@ privacy and can release a noisy answer."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
+from .._names import MechanismMeta, accepts_neighboring
 from ..errors import ConversionError, DomainError
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -22,6 +23,11 @@ NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
 
 
 def check_neighbouring(value: str) -> str:
+    """``value`` if it names a neighbouring relation (see ``NEIGHBOURING_RELATIONS``).
+
+    Raises:
+        DomainError: any other value.
+    """
     if value not in NEIGHBOURING_RELATIONS:
         raise DomainError(
             f"neighbouring must be one of {', '.join(NEIGHBOURING_RELATIONS)}; got {value!r}",
@@ -31,7 +37,7 @@ def check_neighbouring(value: str) -> str:
     return value
 
 
-class Mechanism(ABC):
+class Mechanism(metaclass=MechanismMeta):
     """Abstract base of all mechanisms.
 
     Subclasses are frozen dataclasses that implement :attr:`guarantee` (the tightest guarantee
@@ -57,6 +63,11 @@ class Mechanism(ABC):
     neighbouring: str = "add_remove"
 
     @property
+    def neighboring(self) -> str:
+        """The same as ``neighbouring`` (the US spelling, accepted everywhere as an alias)."""
+        return self.neighbouring
+
+    @property
     @abstractmethod
     def guarantee(self) -> Guarantee:
         """The tightest guarantee of one run of this mechanism."""
@@ -67,6 +78,9 @@ class Mechanism(ABC):
 
     # ----- privacy protocol, through the guarantee -------------------------------------
     def rdp(self, alpha: ArrayLike) -> Any:
+        """ε(α): an upper bound on the Rényi divergence of order α between the outputs on
+        neighbouring inputs, for α ∈ (1, ∞]; vectorized (a float for a scalar order, an array
+        for an array), ``inf`` where the mechanism has no finite bound."""
         return self.guarantee.rdp(alpha)
 
     def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
@@ -86,9 +100,22 @@ class Mechanism(ABC):
         return routes.best_delta(self, epsilon, method)
 
     def epsilon(self, delta: float, method: str | None = None) -> float:
+        """The smallest valid ε at ``delta`` ∈ (0, 1): an upper bound on the true ε.
+
+        Args:
+            delta: δ ∈ (0, 1).
+            method: ``None`` (the minimum over every valid route) or one route by name
+                (``"exact"``, ``"pld"``, ``"rdp"``, ``"zcdp"``, ``"native"``).
+        """
         return self.best_epsilon(delta, method).value
 
     def delta(self, epsilon: float, method: str | None = None) -> float:
+        """The smallest valid δ at ``epsilon`` ∈ [0, ∞): an upper bound on the true δ.
+
+        Args:
+            epsilon: ε ∈ [0, ∞).
+            method: ``None`` (the minimum over every valid route) or one route by name.
+        """
         return self.best_delta(epsilon, method).value
 
     def _epsilon_at(self, delta: float, method: str | None = None) -> float:
@@ -99,12 +126,19 @@ class Mechanism(ABC):
         return self.best_delta(epsilon, method).value
 
     def to_approx_dp(self, delta: float) -> ApproxDP:
+        """(ε, δ)-DP of one run at the given δ ∈ (0, 1), with the smallest valid ε."""
         return self.guarantee.to_approx_dp(delta)
 
     def to_zcdp(self) -> ZCDP:
+        """The smallest (ξ, ρ)-zCDP guarantee of one run.
+
+        Raises:
+            ConversionError: the mechanism has no finite zCDP bound (e.g. a subsampled one).
+        """
         return self.guarantee.to_zcdp()
 
     def to_rdp(self) -> RDP:
+        """The RDP curve of one run, as a guarantee value."""
         return self.guarantee.to_rdp()
 
     def compose(self, k: int) -> Guarantee:
@@ -112,6 +146,7 @@ class Mechanism(ABC):
         return with_items(self.guarantee.compose(k), ((self, k),))
 
     def group(self, k: int) -> Guarantee:
+        """The guarantee for groups of ``k`` ≥ 1 individuals (inputs at distance k)."""
         return self.guarantee.group(k)
 
     def __add__(self, other: object) -> Guarantee:
@@ -133,11 +168,12 @@ class Mechanism(ABC):
 
     __rmul__ = __mul__
 
+    @accepts_neighboring
     def guarantee_under(self, neighbouring: str) -> Guarantee:
         """The guarantee under another neighbouring relation.
 
         A replace-one step is one removal and one addition, so an add/remove guarantee gives
-        the replace-one guarantee of a group of two (theory §8.4). The converse does not hold
+        the replace-one guarantee of a group of two. The converse does not hold
         (a replace-one guarantee may reveal n), so it raises :class:`ConversionError`.
         Recomputing the sensitivity under the new relation is usually tighter.
         """

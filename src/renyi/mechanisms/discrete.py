@@ -1,5 +1,5 @@
-"""Discrete Gaussian and discrete Laplace noise for integer-valued queries ([CKS20]; theory
-§1.4(g), §1.4(h), §4.9, §7.5, §7.6).
+"""Discrete Gaussian and discrete Laplace noise for integer-valued queries ([CKS20]; the exact
+curves and profiles are derived here and checked numerically in the tests).
 
 Both mechanisms draw their noise with the exact samplers of :mod:`renyi.samplers` (rational
 arithmetic, no floating point on the decision path), so the released value has exactly the
@@ -81,7 +81,7 @@ def _phi(x: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- discrete Gaussian
 def _log_theta0(sigma2: float) -> float:
-    """log θ_σ(0) = log Σ_x e^{−x²/(2σ²)} (theory §7.5): Poisson summation for σ ≥ ½, direct sum below."""
+    """log θ_σ(0) = log Σ_x e^{−x²/(2σ²)} ([CKS20]): Poisson summation for σ ≥ ½, direct sum below."""
     if sigma2 >= 0.25:
         k = np.arange(1, int(math.sqrt(745.0 / (2 * math.pi**2 * sigma2))) + 2)
         w = np.exp(-2.0 * math.pi**2 * sigma2 * k * k)
@@ -92,7 +92,7 @@ def _log_theta0(sigma2: float) -> float:
 
 
 def _log_theta_ratio(sigma2: float, frac: np.ndarray) -> np.ndarray:
-    """log θ_σ(c)/θ_σ(0) ≤ 0 for c ≡ ``frac`` (mod 1) (theory §1.4(h))."""
+    """log θ_σ(c)/θ_σ(0) ≤ 0 for c ≡ ``frac`` (mod 1) (derived by Poisson summation of the normaliser; consistent with [CKS20] Prop. 5)."""
     f = np.asarray(frac, dtype=np.float64)
     if sigma2 >= 0.25:
         # Poisson summation: θ(c)/θ(0) = 1 − 4Σ w_k sin²(πkc)/(1 + 2Σ w_k), w_k = e^{−2π²σ²k²};
@@ -112,7 +112,7 @@ def _log_theta_ratio(sigma2: float, frac: np.ndarray) -> np.ndarray:
 
 
 def discrete_gaussian_rdp(sigma2: float, shift: int, alpha: ArrayLike) -> np.ndarray | float:
-    """D_α(𝒩_ℤ(shift, σ²) ‖ 𝒩_ℤ(0, σ²)) for an integer shift (theory §1.4(h); consistent with [CKS20] Prop. 5).
+    """D_α(𝒩_ℤ(shift, σ²) ‖ 𝒩_ℤ(0, σ²)) for an integer shift (derived by Poisson summation of the normaliser; consistent with [CKS20] Prop. 5).
 
     α·d²/(2σ²) + log(θ_σ(αd)/θ_σ(0))/(α−1). The second term is ≤ 0 and vanishes at integer α;
     it is shrunk by a relative 1e-12 so that round-off can only raise the value (an upper
@@ -137,7 +137,7 @@ def discrete_gaussian_rdp(sigma2: float, shift: int, alpha: ArrayLike) -> np.nda
 
 
 def discrete_gaussian_delta(sigma2: float, sensitivity: int, epsilon: float) -> float | None:
-    """Exact δ(ε) for 𝒩_ℤ(0, σ²) noise on a scalar integer query ([CKS20] Thm 7; theory §4.9).
+    """Exact δ(ε) for 𝒩_ℤ(0, σ²) noise on a scalar integer query ([CKS20] Thm 7).
 
     δ(ε) = Σ_{x > a} p(x)·(1 − e^{ε − L(x)}), a = εσ²/Δ − Δ/2, L(x) = (2xΔ + Δ²)/(2σ²): the
     hockey-stick sum written with positive terms only (no cancellation), in log space.
@@ -232,7 +232,7 @@ class DiscreteGaussian(Mechanism):
 
     Guarantees with ρ = Δ²/(2σ²):
 
-    * scalar queries (default): the exact RDP curve of theory §1.4(h), which is ≤ αΔ²/(2σ²)
+    * scalar queries (default): the exact RDP curve (derived by Poisson summation of the normaliser; consistent with [CKS20] Prop. 5), which is ≤ αΔ²/(2σ²)
       with equality at integer α, ρ-zCDP ([CKS20] Prop. 5), and the exact (ε, δ) profile of
       [CKS20] Thm 7 used by :meth:`best_epsilon` / :meth:`best_delta`;
     * ``vector=True`` (independent noise per coordinate, ℓ₂-sensitivity Δ): ρ-zCDP only.
@@ -363,7 +363,7 @@ class _DLapLoss(CurveValue):
     """The privacy loss Z of DLap(0) vs DLap(d) (scale t, u = 1/t) under P = DLap(0).
 
     Z = u(|x − d| − |x|): du with probability 1/(1+r), −du with r^d/(1+r), and (d − 2x)u with
-    c·r^x for 0 < x < d, where r = e^{−u} and c = (1−r)/(1+r) (theory §1.4(g), derived).
+    c·r^x for 0 < x < d, where r = e^{−u} and c = (1−r)/(1+r) (derived here; checked numerically in the tests).
     """
 
     __slots__ = ("u", "d", "z", "logp", "kl")
@@ -410,7 +410,7 @@ class _DLapLoss(CurveValue):
 
 
 def discrete_laplace_rdp(scale: float, shift: int, alpha: ArrayLike) -> np.ndarray | float:
-    """D_α(DLap(0, t) ‖ DLap(d, t)) for an integer shift d ≥ 1 (theory §1.4(g)).
+    """D_α(DLap(0, t) ‖ DLap(d, t)) for an integer shift d ≥ 1 (derived from the law of the privacy loss, checked numerically in the tests).
 
     Computed from the finite privacy-loss distribution (see ``_DLapLoss``); at d = 1 it equals
     F_{1/t}(α), the pure-DP worst case. α = 1 gives the KL, α = ∞ gives d/t.
@@ -451,9 +451,9 @@ class DiscreteLaplace(Mechanism):
 
     Guarantees (Δ an integer sensitivity):
 
-    * pure ε-DP with ε = Δ/t (theory §7.6), for scalar queries and, with ℓ₁-sensitivity Δ,
+    * pure ε-DP with ε = Δ/t (the discrete analogue of the Laplace mechanism's ε = Δ/b), for scalar queries and, with ℓ₁-sensitivity Δ,
       for vector queries;
-    * scalar queries (default): the exact RDP curve of theory §1.4(g) (for Δ = 1 it equals
+    * scalar queries (default): the exact RDP curve (derived from the law of the privacy loss, checked numerically in the tests; for Δ = 1 it equals
       the pure-DP worst case F_{1/t}) and the exact (ε′, δ) profile of the worst pair;
     * ``vector=True``: the pure-DP curve F_ε and its randomized-response profile (valid for
       every ε-DP mechanism).

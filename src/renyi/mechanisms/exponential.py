@@ -1,4 +1,4 @@
-"""The exponential mechanism and its bounded-range guarantee ([DR19]; [CR21] §3; theory §7.4)."""
+"""The exponential mechanism and its bounded-range guarantee ([DR19]; [CR21] §3)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = ["ExponentialMechanism", "bounded_range_kl", "bounded_range_rdp"]
 
 def bounded_range_kl(epsilon: float) -> float:
     """KL_max(ε) = g − 1 − log g with g = ε/(e^ε − 1): the largest KL divergence of an ε-BR
-    pair ([CR21] §3; theory §7.4).
+    pair ([CR21] §3).
 
     Written as h − log1p(h) with h = g − 1 = −(e^ε − 1 − ε)/(e^ε − 1), both pieces computed
     without cancellation (series for small |h|).
@@ -56,8 +56,7 @@ def _kl_max(epsilon: float) -> float:
 
 
 def bounded_range_rdp(epsilon: float, alpha: ArrayLike) -> np.ndarray | float:
-    """RDP of an ε-bounded-range mechanism: min(F_ε(α), KL_max(ε) + (α−1)ε²/8) ([CR21] §3;
-    theory §7.4; F_ε because ε-BR implies ε-DP, theory §1.4(f)).
+    """RDP of an ε-bounded-range mechanism: min(F_ε(α), KL_max(ε) + (α−1)ε²/8) ([CR21] §3; F_ε because ε-BR implies ε-DP, [BS16] proof of Prop. 19).
 
     An upper bound (not an exact curve). α = ∞ gives ε.
     """
@@ -91,7 +90,7 @@ class ExponentialMechanism(Mechanism):
     The temperature is η = ε/(2Δ) for general utilities and η = ε/Δ for monotone ones (for
     every neighbouring pair all utilities move in the same direction), so in both cases the
     mechanism is ε-DP and ε-bounded-range: the EM with η is 2ηΔ-BR in general and ηΔ-BR for
-    monotone utilities ([DR19]; theory §7.4). Guarantees:
+    monotone utilities ([DR19]; [CR21] §3). Guarantees:
 
     * pure ε-DP;
     * the bounded-range RDP bound min(F_ε(α), KL_max(ε) + (α−1)ε²/8) ([CR21] §3). It is

@@ -1,4 +1,5 @@
-"""The Laplace mechanism f(x) + Lap(b)^d with ℓ₁-sensitivity Δ (theory §1.4(d), §2.4, §7.2)."""
+"""The Laplace mechanism f(x) + Lap(b)^d with ℓ₁-sensitivity Δ ([Mir17] Prop. 6; the privacy
+loss and the vector case are derived here and checked numerically in the tests)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from ..definitions import RDP
 from ..definitions.base import Conversion, ParameterValue
 from ..divergences import laplace_rdp_curve as laplace_rdp
 from .base import Mechanism, check_neighbouring
+from .._names import accepts_neighboring
 
 __all__ = ["Laplace", "laplace_rdp", "laplace_zcdp", "laplace_delta", "laplace_epsilon"]
 
-_PROFILE = "exact Laplace profile (PLRV hockey-stick, theory §2.4)"
+_PROFILE = "exact Laplace profile (PLRV hockey-stick)"
 
 
 def laplace_zcdp(epsilon: float) -> float:
@@ -38,7 +40,7 @@ def laplace_zcdp(epsilon: float) -> float:
 def laplace_delta(t: float, epsilon: float) -> float:
     """Exact δ(ε) of the Laplace mechanism with t = Δ/b: max(0, 1 − e^{(ε−t)/2}).
 
-    From the PLRV (theory §2.4: atoms ½ at t and ½e^{−t} at −t, density ¼e^{(z−t)/2} on
+    From the privacy loss (derived from the two Laplace densities: atoms ½ at t and ½e^{−t} at −t, density ¼e^{(z−t)/2} on
     (−t, t)): E[(1 − e^{ε−Z})₊] = ½(1 − e^{ε−t}) + ½(1 − e^{(ε−t)/2}) − ½(e^{(ε−t)/2} − e^{ε−t})
     = 1 − e^{(ε−t)/2} for 0 ≤ ε < t (checked against the hockey-stick integral in the tests).
     """
@@ -74,11 +76,11 @@ class Laplace(Mechanism):
     Guarantees (t = Δ/b):
 
     * pure ε-DP with ε = t;
-    * the exact RDP curve of [Mir17] Prop. 6 (theory §1.4(d)). For vector queries the
+    * the exact RDP curve of [Mir17] Prop. 6. For vector queries the
       per-coordinate divergences add and g_α is convex with g_α(0) = 0, hence superadditive,
-      so putting all of Δ in one coordinate is the worst case (theory §7.2);
+      so putting all of Δ in one coordinate is the worst case (derived here, checked numerically in the tests);
     * the exact zCDP constant ρ = ε + e^{−ε} − 1 ([HM25]; tighter than ε·tanh(ε/2));
-    * the exact (ε′, δ) profile δ(ε′) = max(0, 1 − e^{(ε′−ε)/2}) from the PLRV (theory §2.4),
+    * the exact (ε′, δ) profile δ(ε′) = max(0, 1 − e^{(ε′−ε)/2}) from the privacy loss (derived from the two Laplace densities),
       used by :meth:`best_epsilon` / :meth:`best_delta`. For vector queries the one-coordinate
       pair also dominates the hockey-stick divergence (derived here; checked numerically
       for two coordinates in the tests).
@@ -113,6 +115,7 @@ class Laplace(Mechanism):
             _raise_ratio(self.sensitivity, self.scale)
 
     @classmethod
+    @accepts_neighboring
     def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0, neighbouring: str = "add_remove") -> Laplace:
         """The Laplace mechanism with scale b = Δ/ε (pure ε-DP)."""
         eps = POSITIVE.check("epsilon", epsilon)
@@ -172,7 +175,7 @@ class Laplace(Mechanism):
         return add_noise(value, lambda r, size: b * laplace(r, size), rng)
 
     def privacy_loss(self) -> Any:
-        """The Laplace PLRV with t = Δ/b (theory §2.4)."""
+        """The Laplace privacy loss random variable with t = Δ/b (see the PLRV page of the documentation)."""
         from ..plrv import LaplacePrivacyLoss
 
         return LaplacePrivacyLoss(self.sensitivity / self.scale)

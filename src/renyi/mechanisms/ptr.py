@@ -1,4 +1,4 @@
-"""Propose-test-release ([DL09]; [DR14] Prop. 7.3; theory §7.9)."""
+"""Propose-test-release ([DL09]; [DR14] Prop. 7.3)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..definitions import ApproxDP
 from ..definitions.base import Conversion, ParameterValue
 from ..errors import DomainError
 from .base import Mechanism, check_neighbouring
+from .._names import accepts_neighboring
 
 __all__ = ["ProposeTestRelease", "ptr_mode", "mode_distance_swap", "mode_distance_add_remove", "bit_mode"]
 
@@ -26,7 +27,7 @@ class ProposeTestRelease(Mechanism):
     Here d(x) = ``distance_fn(x)`` is the distance, in neighbour steps, from x to the nearest
     dataset on which f is unstable (some neighbour has a different f), so d has sensitivity 1.
 
-    Guarantee: (ε, δ)-DP (theory §7.9): releasing d̂ is ε-DP, and f(x) can leak from an
+    Guarantee: (ε, δ)-DP ([DL09]; [DR14] Prop. 7.3): releasing d̂ is ε-DP, and f(x) can leak from an
     unstable x only if the Laplace noise exceeds log(1/δ)/ε, which has probability δ/2.
     PTR is not zCDP ([BS16] §1.2); :func:`renyi.compose` accounts for it as δ-approximate
     zCDP ([BS16] Lemma 37).
@@ -150,14 +151,14 @@ def _counts(bits: Any) -> tuple[int, int]:
 
 def mode_distance_swap(bits: Any) -> int:
     """Distance to instability of the mode under swap (replace-one): max(0, ⌈(g − 2)/2⌉),
-    g = |#1 − #0| (ties unstable; theory §7.9)."""
+    g = |#1 − #0| (ties unstable; [DL09]; [DR14] Prop. 7.3)."""
     ones, zeros = _counts(bits)
     g = abs(ones - zeros)
     return max(0, -((2 - g) // 2))  # ⌈(g − 2)/2⌉ with integers
 
 
 def mode_distance_add_remove(bits: Any) -> int:
-    """Distance to instability of the mode under add/remove: max(0, g − 1) (theory §7.9)."""
+    """Distance to instability of the mode under add/remove: max(0, g − 1) ([DL09]; [DR14] Prop. 7.3)."""
     ones, zeros = _counts(bits)
     return max(0, abs(ones - zeros) - 1)
 
@@ -168,8 +169,9 @@ def bit_mode(bits: Any) -> int:
     return 1 if ones > zeros else 0
 
 
+@accepts_neighboring
 def ptr_mode(epsilon: float, delta: float, neighbouring: str = "replace_one") -> ProposeTestRelease:
-    """A ready PTR instance that releases the mode of a bit vector (theory §7.9).
+    """A ready PTR instance that releases the mode of a bit vector ([DL09]; [DR14] Prop. 7.3).
 
     Args:
         epsilon: ε ∈ (0, ∞).

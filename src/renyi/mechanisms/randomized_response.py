@@ -1,4 +1,4 @@
-"""Randomized response, binary and k-ary (theory §1.4(e), §1.4(f), §2.5, §7.3)."""
+"""Randomized response, binary and k-ary ([Mir17] Table II; [BS16] proof of Prop. 19)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def randomized_response_rdp(epsilon: float, k: int, alpha: ArrayLike) -> np.ndar
     """Exact D_α between the outputs of k-ary randomized response on two different inputs.
 
     With truth probability e^ε/(e^ε + k − 1) and every other value 1/(e^ε + k − 1)
-    (theory §1.4(e), replace-one; k = 2 gives F_ε of §1.4(f)):
+    ([Mir17] Table II, replace-one; k = 2 gives F_ε of [BS16], proof of Prop. 19):
 
         (α−1)·D_α = log(e^{αε} + e^{−(α−1)ε} + k − 2) − log(e^ε + k − 1).
 
@@ -91,8 +91,8 @@ class RandomizedResponse(Mechanism):
     otherwise a uniformly random *other* category.
 
     Each individual's response is a separate release of that individual's value, so the
-    neighbouring relation is replace-one (the value changes; theory §1.4(e)). Guarantees:
-    pure ε-DP; the exact RDP curve (theory §1.4(e); equal to F_ε of §1.4(f) for k = 2, which
+    neighbouring relation is replace-one (the value changes; [Mir17] Table II). Guarantees:
+    pure ε-DP; the exact RDP curve ([Mir17] Table II; equal to F_ε ([BS16] proof of Prop. 19) for k = 2, which
     is the worst case of all ε-DP mechanisms); the exact (ε′, δ) profile
     δ(ε′) = (e^ε − e^{ε′})₊/(e^ε + k − 1) of the worst pair (finite support).
 
@@ -148,7 +148,7 @@ class RandomizedResponse(Mechanism):
 
     def privacy_loss(self) -> Any:
         """The exact loss on the worst pair: the output distributions for two different true
-        categories (finite support; for k = 2 this is Z = ±ε, theory §2.5)."""
+        categories (finite support; for k = 2 this is Z = ±ε)."""
         from ..plrv import DiscretePrivacyLoss
 
         p_keep = self.truth_probability

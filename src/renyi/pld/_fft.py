@@ -123,7 +123,7 @@ class Composed:
         za = (self.start + a) * self.h
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             inner = s0[a] - np.exp(eps - za) * s1[a]
-            out = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
+            out: np.ndarray = self.log_k - self.lam * za + np.log(np.maximum(inner, 0.0))
         if self.inf_mass > 0:
             out = np.logaddexp(out, math.log(self.inf_mass))
         return np.asarray(out, dtype=np.float64)

@@ -27,6 +27,8 @@ All masses are returned as logarithms so that the far tails, which carry the ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import math
 from collections.abc import Callable
 from dataclasses import dataclass

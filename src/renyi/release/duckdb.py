@@ -196,6 +196,7 @@ class DuckDBEngine:
         shutil.rmtree(getattr(self, "_tmp", ""), ignore_errors=True)
 
     def columns(self) -> dict[str, Column]:
+        """The source's columns (reads the schema, not the rows)."""
         try:
             rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
         except Exception as e:
@@ -207,10 +208,12 @@ class DuckDBEngine:
         return out
 
     def null_count(self, column: str) -> int:
+        """How many rows have NULL in ``column``."""
         sql = f"SELECT count(*) FROM {source_sql(self._data)} WHERE {quote_ident(column)} IS NULL"
         return int(self._con.execute(sql).fetchone()[0])
 
     def sql(self, plan: Plan, salt: int) -> list[str]:
+        """The statements :meth:`aggregate` runs (for inspection and tests)."""
         return [kept_sql(plan, salt), *(query_sql(i, qp, plan, salt) for i, qp in enumerate(plan.queries))]
 
     def _register_keys(self, i: int, qp: QueryPlan) -> None:
@@ -223,6 +226,7 @@ class DuckDBEngine:
         self._con.register(keys_table(i), cols)
 
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
+        """Enforce the bounds and compute every measurement's exact vector."""
         statements = self.sql(plan, salt)
         try:
             self._con.execute(statements[0])

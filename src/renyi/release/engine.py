@@ -63,6 +63,7 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None:
+        """Release the backend's resources (connections, registered tables)."""
         ...
 
 

@@ -135,6 +135,7 @@ class Measurement:
 
     @property
     def noise_name(self) -> str:
+        """The noise distribution in words ("discrete Gaussian" or "discrete Laplace")."""
         return "discrete Gaussian" if type(self.mechanism).__name__ == "DiscreteGaussian" else "discrete Laplace"
 
     @property
@@ -171,6 +172,7 @@ class Plan:
 
     @property
     def measurements(self) -> tuple[Measurement, ...]:
+        """Every measurement of every query, in query order."""
         return tuple(m for q in self.queries for m in q.measurements)
 
     @property
@@ -179,6 +181,7 @@ class Plan:
         return math.fsum(m.achieved_rho for m in self.measurements)
 
     def mechanisms(self) -> list[Any]:
+        """The mechanism of every measurement (what the release spends), in order."""
         return [m.mechanism for m in self.measurements]
 
 

@@ -30,6 +30,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import numpy as np
 
 from renyi.errors import DomainError, RenyiError
@@ -175,3 +178,18 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
 
 def findings_since(start: int) -> list[str]:
     return FINDINGS[start:]
+
+
+def run(strategy: st.SearchStrategy[Any], body: Any, examples: int) -> None:
+    """Run ``body`` on ``examples`` draws (derandomised in CI); fail on any new finding."""
+    start = len(FINDINGS)
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=bool(os.environ.get("CI")),
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def inner(x: Any) -> None:
+        body(x)
+
+    inner()
+    new = FINDINGS[start:]
+    assert not new, f"{len(new)} findings:\n" + "\n".join(new[:40])

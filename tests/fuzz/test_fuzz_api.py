@@ -9,14 +9,12 @@ target); the default suite runs ``RENYI_FUZZ_SHORT``.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
 import pytest
-from _fuzz_oracle import COUNTS, FINDINGS, LONG, SHORT, call
+from _fuzz_oracle import COUNTS, FINDINGS, LONG, SHORT, call, run
 from _fuzz_values import arg, in_domain, orders_arg, valid
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import renyi
@@ -25,19 +23,6 @@ from renyi import conversions as conv
 BUDGETS = [pytest.param(SHORT, id="short"), pytest.param(LONG, id="long", marks=[pytest.mark.slow, pytest.mark.fuzz])]
 
 
-def run(strategy: st.SearchStrategy[Any], body: Any, examples: int) -> None:
-    """Run ``body`` on ``examples`` draws (derandomised in CI); fail on any new finding."""
-    start = len(FINDINGS)
-
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=bool(os.environ.get("CI")),
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def inner(x: Any) -> None:
-        body(x)
-
-    inner()
-    new = FINDINGS[start:]
-    assert not new, f"{len(new)} findings:\n" + "\n".join(new[:40])
 
 
 # ----- validity checks of results -------------------------------------------------------------

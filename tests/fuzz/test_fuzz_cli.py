@@ -15,8 +15,7 @@ import tempfile
 from typing import Any
 
 import pytest
-from _fuzz_oracle import FINDINGS, LONG, SHORT, call, record
-from hypothesis import HealthCheck, given, settings
+from _fuzz_oracle import FINDINGS, LONG, SHORT, call, record, run
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -67,18 +66,6 @@ def invoke(args: list[str]) -> None:
             record("nan", f"{what}: NaN in the output")
 
 
-def run(strategy: st.SearchStrategy[Any], body: Any, examples: int) -> None:
-    start = len(FINDINGS)
-
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=bool(os.environ.get("CI")),
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def inner(x: Any) -> None:
-        body(x)
-
-    inner()
-    new = FINDINGS[start:]
-    assert not new, f"{len(new)} findings:\n" + "\n".join(new[:40])
 
 
 NUMBERS = st.one_of(

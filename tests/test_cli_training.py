@@ -23,7 +23,7 @@ def test_epsilon_from_batch_size_and_epochs():
             "--epochs", "10", "--method", "rdp", "--json")  # the RDP route, as dpsgd.epsilon
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
-    ref = dpsgd.epsilon(1.1, batch_size=256, dataset_size=60_000, epochs=10, delta=1e-5)
+    ref = dpsgd.epsilon(1.1, batch_size=256, dataset_size=60_000, epochs=10, delta=1e-5, method="rdp")
     assert d["epsilon"] == pytest.approx(float(ref), rel=1e-12)
 
 
@@ -32,7 +32,7 @@ def test_delta_from_batch_size_and_epochs():
             "--epochs", "10", "--eps", "1.0", "--method", "rdp", "--json")
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
-    ref = dpsgd.delta(1.1, batch_size=256, dataset_size=60_000, epochs=10, epsilon=1.0)
+    ref = dpsgd.delta(1.1, batch_size=256, dataset_size=60_000, epochs=10, epsilon=1.0, method="rdp")
     assert d["delta"] == pytest.approx(float(ref), rel=1e-3)
 
 

@@ -162,12 +162,12 @@ def fake_pld(monkeypatch):
     def supports(m):
         return isinstance(m, (Gaussian, Laplace, renyi.PoissonSubsampled))
 
-    def epsilon_bounds(items, delta):
+    def epsilon_bounds(items, delta, **kw):
         calls.append(list(items))
         e = routes.route("rdp").epsilon(list(items), delta).value
         return 0.85 * e, 0.9 * e
 
-    def delta_bounds(items, epsilon):
+    def delta_bounds(items, epsilon, **kw):
         d = routes.route("rdp").delta(list(items), epsilon).value
         return 0.5 * d, 0.6 * d
 
@@ -199,7 +199,7 @@ def test_pld_route_needs_every_mechanism_supported(fake_pld):
 def test_pld_errors_make_the_route_unavailable(monkeypatch, fake_pld):
     """An engine that cannot answer (ConversionError) is skipped: the minimum of the others."""
 
-    def refuse(items, delta):
+    def refuse(items, delta, **kw):
         raise ConversionError("grid too coarse")
 
     monkeypatch.setattr(fake_pld, "epsilon_bounds", refuse)

@@ -21,9 +21,10 @@ def test_truncated_costs_at_least_poisson() -> None:
     """The capped sampler is never reported more private than plain Poisson."""
     p = PoissonSubsampled(Gaussian(1.0), 0.01).compose(1000)
     t = TruncatedPoisson(Gaussian(1.0), 0.01, 200, 10_000).compose(1000)
-    assert t.epsilon(1e-5) >= p.epsilon(1e-5)
+    # on the same route (RDP; plain Poisson's default is the tighter PLD route)
+    assert t.epsilon(1e-5) >= p.epsilon(1e-5, method="rdp") >= p.epsilon(1e-5)
     # a generous cap costs almost nothing
-    assert t.epsilon(1e-5) == pytest.approx(p.epsilon(1e-5), rel=1e-3)
+    assert t.epsilon(1e-5) == pytest.approx(p.epsilon(1e-5, method="rdp"), rel=1e-3)
 
 
 def test_tight_cap_is_expensive() -> None:

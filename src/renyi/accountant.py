@@ -1013,7 +1013,7 @@ class Accountant:
             return None
         return [(o, int(k)) for o, k in self._live.values()]
 
-    def _route_inputs(self) -> list[tuple[_routes.Route, Any]]:
+    def _route_inputs(self, method: str | None = None) -> list[tuple[_routes.Route, Any]]:
         """Each accounting route of :mod:`renyi.routes` with what the accountant can give it:
         the exact summaries of the totals (Σμ² for the exact route, (Σξ, Σρ) for zCDP, Σε(∞)
         and Σδ for the direct (ε, δ) route, the RDP curve on the grid for RDP), and the spent
@@ -1026,7 +1026,8 @@ class Accountant:
         if t.mu2 is not None:
             out.append((_routes.EXACT, GDP(_sqrt_up(t.mu2))))
         live = self._live_items()
-        if live is not None:
+        if live is not None and (t.mu2 is None or method == "pld"):
+            # (all-Gaussian spends: the exact route is the truth, PLD cannot be smaller)
             out.append((_routes.PLD, live))
         if np.any(np.isfinite(t.rdp)):
             curve = self._curve()
@@ -1044,7 +1045,7 @@ class Accountant:
             if self._totals.spends == 0:
                 return Conversion(0.0, None, "nothing spent")
             results = []
-            for r, obj in self._route_inputs():
+            for r, obj in self._route_inputs(method):
                 if method is not None and r.name != method:
                     continue
                 if method == "pld":

@@ -312,7 +312,8 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
                 raise DomainError(f"bounds must satisfy 0 < lo < hi < inf; got {bounds!r}", name="bounds", value=bounds)
             lo, hi = math.log(b0), math.log(b1)
         t0 = min(max(0.0, lo), hi) if bounds is None else 0.5 * (lo + hi)
-    if tgt.kind == "approx" and tgt.method in (None, "rdp") and _rdp_is_tightest(make, tgt, t0, integer):
+    if tgt.kind == "approx" and tgt.method in (None, "rdp", "pld"):
+        # DP-SGD compositions: the dedicated solvers of renyi.dpsgd, on the same route(s)
         fast = _dpsgd_route(make, tgt, lo, hi, t0, integer)
         if fast is not None:
             return fast
@@ -367,20 +368,6 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
 
 
 # --------------------------------------------------------------------------- DP-SGD route
-def _rdp_is_tightest(make: Callable[[Any], Any], tgt: _Target, t0: float, integer: bool) -> bool:
-    """Whether the DP-SGD solvers (RDP) are the route to calibrate with: when the RDP route
-    is asked for, or when no tighter route (PLD) applies to what ``make`` builds."""
-    if tgt.method == "rdp":
-        return True
-    from .routes import route
-
-    try:
-        route("pld").epsilon(make(int(t0) if integer else math.exp(t0)), tgt.delta)
-    except (ConversionError, DomainError, OverflowError, ZeroDivisionError, TypeError):
-        return True
-    return False
-
-
 def _dpsgd_params(obj: Any) -> tuple[float, float, int] | None:
     """(q, σ, T) when ``obj`` is T Poisson-subsampled Gaussian steps (DP-SGD), else None."""
     from .subsampling import PoissonSubsampled, SubsampledGaussianRDP
@@ -435,15 +422,16 @@ def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float,
         return None
     i = moving[0]
     q, sigma, steps = params[0]
+    how = tgt.method  # None: the tightest of the solvers' routes (RDP, PLD), one-sided on its upper bound
     try:
         if i == 1:
-            answer: Any = dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps, method="rdp")
+            answer: Any = dpsgd.noise_multiplier(tgt.eps, tgt.delta, q, steps=steps, method=how)
         elif i == 2:
-            answer = dpsgd.steps(tgt.eps, tgt.delta, sigma, q, method="rdp")
+            answer = dpsgd.steps(tgt.eps, tgt.delta, sigma, q, method=how)
             if answer < 1:
                 return None
         else:
-            answer = dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps, method="rdp")
+            answer = dpsgd.sample_rate(tgt.eps, tgt.delta, sigma, steps=steps, method=how)
             if answer <= 0.0:
                 return None
     except DomainError:
@@ -465,7 +453,7 @@ def _dpsgd_route(make: Callable[[Any], Any], tgt: _Target, lo: float, hi: float,
     value = prob.x_of(t_best)
     made_v = make(value)
     found = _dpsgd_params(made_v)
-    if found is not None and float(found[i]) == solved and answer.achieved is not None:
+    if how == "rdp" and found is not None and float(found[i]) == solved and answer.achieved is not None:
         # make(value) is exactly the configuration the solver verified (with the same rounded-up
         # RDP ε that the generic check computes): no second evaluation needed
         return Calibration(value=value, achieved=ApproxDP(float(answer.achieved), tgt.delta), target=tgt.target,

@@ -35,8 +35,10 @@ References:
 Examples:
     >>> from renyi import dpsgd
     >>> eps = dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5)
-    >>> round(eps, 4), eps.method.split(":")[0]
-    (1.7117, 'RDP')
+    >>> round(eps, 2), eps.method.split(":")[0], eps.lower <= eps
+    (1.52, 'PLD', True)
+    >>> round(dpsgd.epsilon(1.1, 0.01, steps=1000, delta=1e-5, method="rdp"), 4)
+    1.7117
     >>> float(dpsgd.epsilon(1.1, batch_size=600, dataset_size=60_000, epochs=10, delta=1e-5)) == eps
     True
     >>> sigma = dpsgd.noise_multiplier(2.0, 1e-5, 0.01, steps=1000)
@@ -48,7 +50,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -312,10 +313,8 @@ def _pld_engine(method: str | None) -> Any:
     """The PLD engine when ``method`` asks for it (None: if installed), else None."""
     if method == "rdp":
         return None
-    if method is None and "renyi.pld" not in sys.modules and os.environ.get("RENYI_PLD_ROUTE", "") in ("", "0"):
-        # The PLD engine offers its route only when asked (RENYI_PLD_ROUTE=1, or its
-        # ROUTE_ENABLED flag set after importing it); importing it just to hear "no" would
-        # cost more than the whole RDP answer (it loads scipy's FFT and signal modules).
+    if method is None and os.environ.get("RENYI_PLD_ROUTE", "1").strip().lower() in ("0", "false", "no", "off"):
+        # the escape hatch (renyi.pld.ROUTE_ENABLED reads the same variable): not even an import
         return None
     from .routes import pld_available
 
@@ -394,9 +393,9 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         delta: δ ∈ (0, 1).
         batch_size: expected batch size, 1 ≤ B ≤ n.
         dataset_size: data set size n.
-        method: ``None`` (the tightest route: the smaller of the RDP bound and, when the PLD
-            engine offers its route, the PLD upper bound), ``"rdp"`` (the fast path alone) or
-            ``"pld"`` (the PLD engine, asked for explicitly).
+        method: ``None`` (the tightest route: the smaller of the RDP bound and the PLD upper
+            bound; ``RENYI_PLD_ROUTE=0`` leaves PLD out), ``"rdp"`` (the fast path alone) or
+            ``"pld"`` (the PLD engine alone).
 
     Returns:
         :class:`Answer` (a float: an upper bound on ε, with ``method``, ``witness`` for RDP and
@@ -515,48 +514,99 @@ def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float
     return eps, PROBABILITY_OPEN.check("target_delta", target_delta)
 
 
-def _pld_refine(meets: Any, x_safe: float, toward: float, integer: bool, rtol: float = 1e-4) -> float:
+def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: float, toward: float,
+                integer: bool, rtol: float = 1e-4, rdp: Any = None) -> float:
     """Move a parameter that meets the target on the tighter route toward less privacy.
 
-    ``meets(x)`` is the verified criterion (the tightest ε ≤ target); ``x_safe`` meets it;
-    ``toward`` is +1 when larger x means less privacy (rate, steps) and −1 for σ. The boundary
-    is bracketed by steps of growing size, then bisected (in log x; integers for steps): the
-    PLD bound is not smooth in the parameter (it is discretised), so no derivative is used.
-    Returns a point that meets the target, within ``rtol`` of the boundary.
+    ``meets(x)`` is the verified criterion (the tightest ε ≤ target) and records its answer in
+    ``seen[x]``; ``x_safe`` meets it; ``toward`` is +1 when larger x means less privacy (rate,
+    steps) and −1 for σ. The boundary is found by a safeguarded secant method on
+    f(t) = log(ε(eᵗ)/target) (regula falsi with the Illinois modification once the boundary
+    is bracketed, a bisection step whenever it stalls): ε is smooth in the parameter apart from
+    the discretisation of the PLD bound, so a few evaluations suffice where bisection needs a
+    dozen. Only verified points are returned: the result meets the target and lies within
+    ``rtol`` (relative; integers: 1) of the boundary, or its ε within ``rtol/2`` of the target.
+    ``rdp(x)``, the RDP route's ε (milliseconds), gives the first slope.
     """
-    safe = x_safe
-    step = 0.02
-    unsafe = None
-    for _ in range(40):
-        x = safe * math.exp(toward * step)
+    lt = math.log(target)
+
+    def x_of(t: float) -> float:
+        x = math.exp(t)
         if integer:
-            x = float(max(math.floor(x), safe + 1.0)) if toward > 0 else float(math.ceil(x))
-        if (toward < 0 and x <= 0) or (toward > 0 and not integer and x > 1.0):
-            x = min(x, 1.0) if toward > 0 else x
-        if meets(x):
-            if x == safe:
+            x = float(max(1, math.floor(x) if toward > 0 else math.ceil(x)))
+        elif toward > 0:
+            x = min(x, 1.0)  # rates
+        return x
+
+    def f(x: float) -> float:
+        meets(x)
+        v = float(seen[x])
+        return -math.inf if v <= 0.0 else (math.log(v) - lt if math.isfinite(v) else math.inf)
+
+    xa = x_safe
+    fa = f(xa)
+    xb: float | None = None
+    fb = math.inf
+    slope = toward * 1.0  # df/dt to start with: ε ∝ q, ∝ 1/σ, ∝ √T roughly (|slope| 0.5 … 2)
+    if rdp is not None:
+        # the RDP route's slope at x_safe: close to the PLD one (both follow the same loss)
+        try:
+            d_t = 0.01 * toward
+            e0, e1 = float(rdp(x_safe)), float(rdp(x_safe * math.exp(d_t)))
+            if 0.0 < e0 < math.inf and 0.0 < e1 < math.inf and (math.log(e1) - math.log(e0)) / d_t * toward > 0:
+                slope = (math.log(e1) - math.log(e0)) / d_t
+        except (ArithmeticError, ValueError):
+            pass
+    last: tuple[float, float] | None = None  # the previous point, for a secant before bracketing
+    side = 0  # Illinois: +k when the unsafe end was kept k times in a row, −k for the safe end
+    for it in range(40):
+        if not integer and fa > -rtol / 2:
+            break  # ε within rtol/2 of the target: as close as the question needs
+        if xb is not None:
+            if integer and abs(xb - xa) <= 1:
                 break
-            safe = x
-            step *= 2.0
-        else:
-            unsafe = x
-            break
-    if unsafe is None:
-        return safe
-    for _ in range(60):
-        if integer:
-            if abs(unsafe - safe) <= 1:
+            if not integer and abs(math.log(xb / xa)) <= rtol:
                 break
-            mid = float(math.floor((safe + unsafe) / 2))
+        ta = math.log(xa)
+        aim = -rtol / 8  # aim just inside the target, so that most new points are verified ones
+        if xb is None:
+            if last is not None and last[0] != ta and math.isfinite(last[1]) and math.isfinite(fa):
+                s_ = (fa - last[1]) / (ta - last[0])
+                if s_ * toward > 0:
+                    slope = s_
+            step = (aim - fa) / slope if math.isfinite(fa) else toward * 0.5
+            step = toward * min(max(abs(step), 1e-4), 1.0)  # at most a factor e per step
+            t_new = ta + step
         else:
-            if abs(math.log(unsafe / safe)) <= rtol:
-                break
-            mid = math.sqrt(safe * unsafe)
-        if meets(mid):
-            safe = mid
+            tb = math.log(xb)
+            if not (math.isfinite(fa) and math.isfinite(fb)):
+                t_new = 0.5 * (ta + tb)
+            else:
+                # Illinois: an end kept twice in a row counts with half its value
+                fa_w = fa * (0.5 if side <= -2 else 1.0)
+                fb_w = fb * (0.5 if side >= 2 else 1.0)
+                t_new = ta + (aim - fa_w) * (tb - ta) / (fb_w - fa_w) if fb_w != fa_w else 0.5 * (ta + tb)
+                lo_, hi_ = min(ta, tb), max(ta, tb)
+                pad = 0.02 * (hi_ - lo_)
+                t_new = min(max(t_new, lo_ + pad), hi_ - pad)
+        x = x_of(t_new)
+        if x == xa or (xb is not None and x == xb):
+            if integer:
+                x = xa + toward if xb is None else float(math.floor((xa + xb) / 2) if toward > 0
+                                                           else math.ceil((xa + xb) / 2))
+                if x == xa or x == xb:
+                    break
+            else:
+                break  # no representable progress (a rate at 1, say)
+        fx = f(x)
+        last = (math.log(xa), fa)
+        if fx <= 0.0:
+            xa, fa = x, fx
+            side = side + 1 if side > 0 else 1  # > 0: the unsafe end b was kept (side times)
         else:
-            unsafe = mid
-    return safe
+            xb, fb = x, fx
+            side = side - 1 if side < 0 else -1
+    return xa
 
 
 def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = None, *, steps: Any = None,
@@ -610,14 +660,17 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
         seen[s_] = _eps_best(q, s_, t, dlt, method, engine)
         return float(seen[s_]) <= eps
 
+    def rdp_of(s_: float) -> float:
+        return _eps_rdp(q, s_, t, dlt)[0]
+
     sigma = sg.dpsgd_sigma(q, t, eps, dlt, check=rdp_meets)  # the RDP answer: fast, tight
     if engine is not None:
         if method == "pld":
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
-            sigma = _pld_refine(meets, sigma, -1.0, False)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
         elif meets(sigma) and seen[sigma].method == _PLD_METHOD:
-            sigma = _pld_refine(meets, sigma, -1.0, False)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
     return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
 
@@ -660,7 +713,8 @@ def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_
         if not meets(start):
             return Steps(0, seen[start].method, "the largest number of steps that meets the target", achieved=0.0)
         if seen[start].method == _PLD_METHOD:
-            t = int(_pld_refine(meets, start, +1.0, True))
+            t = int(_pld_refine(meets, seen, eps, start, +1.0, True,
+                                rdp=lambda x: _eps_rdp(q, sigma, max(1, int(x)), dlt)[0]))
             achieved, used = float(seen[float(t)]), seen[float(t)].method
     return Steps(t, used, "the largest number of steps that meets the target", achieved=achieved)
 
@@ -701,7 +755,7 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
             while q > 1e-300 and not meets(q):
                 q *= 0.5
         if q < 1.0 and meets(q) and seen[q].method == _PLD_METHOD:
-            q = _pld_refine(meets, q, +1.0, False)
+            q = _pld_refine(meets, seen, eps, q, +1.0, False, rdp=lambda x: _eps_rdp(min(x, 1.0), sigma, t, dlt)[0])
     achieved = 0.0
     used = _RDP_METHOD
     if q > 0.0:

@@ -85,8 +85,8 @@ class Items:
 
     def __init__(self, items: Sequence[Item], *, offer_pld: bool = False) -> None:
         self.items: tuple[Item, ...] = tuple(items)
-        #: ask the PLD engine even where it does not offer itself for the default minimum
-        #: (``renyi.pld.ROUTE_ENABLED`` off): one-shot reports and an explicit method="pld"
+        #: ask the PLD engine even where the default minimum would not (``RENYI_PLD_ROUTE=0``,
+        #: one run of an unsubsampled mechanism), with its RDP fallback: reports and method="pld"
         self.offer_pld = offer_pld
         if not self.items:
             raise DomainError("nothing to account for: a composition needs at least one mechanism or guarantee")
@@ -137,9 +137,11 @@ def items(obj: Any, *, offer_pld: bool = False) -> Items:
     """The items of a mechanism, a guarantee (composed or not), an ``(item, count)`` pair or a
     list of these, as the routes see them.
 
-    ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even when it does not
-    offer itself for the default minimum (``renyi.pld.ROUTE_ENABLED``, off while one PLD
-    question costs too much for loops such as calibration). Reports set it: they ask once.
+    ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even where the default
+    minimum leaves it out (``RENYI_PLD_ROUTE=0``, or one run of an unsubsampled mechanism,
+    whose own profile the direct route evaluates exactly); where its grid cannot resolve the
+    question it then answers with the RDP route's ε and a warning. Reports and an explicit
+    ``method="pld"`` set it.
     """
     if isinstance(obj, Items):
         if offer_pld and not obj.offer_pld:
@@ -263,25 +265,42 @@ def _pld_module(it: Items) -> Any:
     if it.offer_pld:
         # the engine's own knowledge, whether or not it offers itself for the default minimum
         known = getattr(pld, "_supports", known)
-    elif not getattr(pld, "ROUTE_ENABLED", True):
-        raise ConversionError("the PLD route is offered on request (method='pld', reports) and in the default "
-                              "minimum only with RENYI_PLD_ROUTE=1")
+    else:
+        if not getattr(pld, "ROUTE_ENABLED", True):
+            raise ConversionError("the PLD route is switched off for the default minimum (RENYI_PLD_ROUTE=0); "
+                                  "ask for it with method='pld'")
+        if _single_unsubsampled(it):
+            # One run of a mechanism without subsampling: its PLD is its own privacy profile,
+            # which the direct route evaluates exactly (or through the same pure/(ε, δ) pair).
+            raise ConversionError("one run of an unsubsampled mechanism: the direct route is its exact profile")
     missing = [o for o, _ in it.items if not known(o)]
     if missing:
         raise ConversionError(f"no privacy loss distribution known for {missing[0]!r}")
     return pld
 
 
+def _single_unsubsampled(it: Items) -> bool:
+    one = it.single
+    if one is None:
+        return False
+    from .subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+
+    return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
+
+
 _PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (lower) discretisation"
 
 
+# Asked by name (method="pld", reports) the engine falls back to the RDP route with a warning
+# where its grid cannot resolve the question; in the default minimum it steps aside instead
+# (ConversionError: the RDP route is in the minimum anyway, and a report notes why).
 def _pld_epsilon(it: Items, delta: float) -> Conversion:
-    lower, upper = _pld_module(it).epsilon_bounds(list(it.items), delta)
+    lower, upper = _pld_module(it).epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
     return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
 
 
 def _pld_delta(it: Items, epsilon: float) -> Conversion:
-    lower, upper = _pld_module(it).delta_bounds(list(it.items), epsilon)
+    lower, upper = _pld_module(it).delta_bounds(list(it.items), epsilon, fallback=it.offer_pld)
     return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
 
 

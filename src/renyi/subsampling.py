@@ -262,8 +262,10 @@ class PoissonSubsampled(Mechanism):
         'Poisson sampling (rate 0.01), add/remove neighbours'
         >>> round(float(m.rdp(8.0)), 10)
         0.0005840703
-        >>> round((1000 * m).epsilon(1e-5), 4)
+        >>> round((1000 * m).epsilon(1e-5, method="rdp"), 4)
         1.7117
+        >>> round((1000 * m).epsilon(1e-5), 2)  # the default: the tightest route (PLD here)
+        1.52
     """
 
     mechanism: Mechanism

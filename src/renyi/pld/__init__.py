@@ -3,8 +3,10 @@
 The contract used by :mod:`renyi.routes`:
 
 * :func:`supports` — whether a dominating pair is known for a mechanism or guarantee value;
-* :func:`epsilon_bounds` / :func:`delta_bounds` — a certified (lower, upper) bracket on the
-  ε (or δ) of a composition given as (mechanism, count) pairs.
+* :func:`epsilon_bounds` / :func:`delta_bounds` ``(items, x, *, fallback=True)`` — a
+  certified (lower, upper) bracket on the ε (or δ) of a composition given as (mechanism,
+  count) pairs; ``fallback=False`` raises ``ConversionError`` where the grid cannot resolve
+  the question (instead of answering with the RDP route's bound and a warning).
 
 The richer API: :class:`PrivacyLossDistribution` (a value with ``+``, ``compose(k)``,
 ``epsilon(δ)``/``delta(ε)`` returning :class:`Bounds`).
@@ -28,11 +30,12 @@ from .distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon
 __all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution",
            "PLDAccountant", "ROUTE_ENABLED"]
 
-#: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` (the default minimum
-#: over routes). Off by default for now: one PLD question costs 0.1–2 s, which the calibration
-#: loops and the test suite cannot yet afford; set ``RENYI_PLD_ROUTE=1`` (or this flag) to
-#: enable it. :func:`epsilon_bounds` and :func:`delta_bounds` work either way.
-ROUTE_ENABLED: bool = os.environ.get("RENYI_PLD_ROUTE", "") not in ("", "0")
+#: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` for the default
+#: minimum over routes. On by default; ``RENYI_PLD_ROUTE=0`` in the environment (or setting
+#: this flag to False) is the escape hatch, leaving the PLD route to an explicit
+#: ``method="pld"`` and to reports. :func:`epsilon_bounds` and :func:`delta_bounds` work either
+#: way.
+ROUTE_ENABLED: bool = os.environ.get("RENYI_PLD_ROUTE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def supports(mechanism: object) -> bool:

@@ -27,11 +27,10 @@ All masses are returned as logarithms so that the far tails, which carry the ans
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -52,18 +51,64 @@ class Discrete:
     log_mass: np.ndarray
     inf_mass: float
 
-    @property
+    @cached_property
     def values(self) -> np.ndarray:
         return (self.start + np.arange(self.log_mass.size)) * self.h
 
+    @cached_property
+    def coarse(self) -> Discrete:
+        """At most 512 points: blocks of k points merged at a grid point of spacing k·h at or
+        above the block's highest value. Only for *estimates* (the tilt, the window, the
+        spread); every bound is computed on the full discretisation."""
+        n = self.log_mass.size
+        if n <= 512:
+            return self
+        k = -(-n // 512)
+        pad = (-n) % k
+        lm = np.concatenate([self.log_mass, np.full(pad, -np.inf)]).reshape(-1, k)
+        top = np.max(lm, axis=1)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            merged = np.where(np.isfinite(top), safe + np.log(np.sum(np.exp(lm - safe[:, None]), axis=1)), -np.inf)
+        start = -(-(self.start + k - 1) // k)  # ⌈(start + k − 1)/k⌉: block j's value ≥ its points'
+        return Discrete(self.h * k, int(start), merged, self.inf_mass)
+
+    @cached_property
+    def _support(self) -> tuple[np.ndarray, np.ndarray]:
+        """(log masses, values) where the mass is positive (the only terms of an MGF)."""
+        keep = np.isfinite(self.log_mass)
+        return self.log_mass[keep], self.values[keep]
+
     def log_mgf(self, lam: float) -> float:
         """log E[e^{λZ}; Z < ∞] of this discrete law."""
+        lm, v = self._support
+        if not lm.size:
+            return -math.inf
         with np.errstate(invalid="ignore", over="ignore"):
-            w = self.log_mass + lam * self.values
-        m = float(np.max(w)) if w.size else -math.inf
+            w = lm + lam * v
+        m = float(np.max(w))
         if not math.isfinite(m):
             return m
         return m + math.log(float(np.sum(np.exp(w - m))))
+
+    def log_mgf_many(self, lams: np.ndarray) -> np.ndarray:
+        """log E[e^{λZ}; Z < ∞] at every λ of ``lams`` (one vectorised pass)."""
+        lams = np.asarray(lams, dtype=np.float64)
+        lm, v = self._support
+        if not lm.size:
+            return np.full(lams.shape, -np.inf)
+        out = np.empty(lams.size)
+        # blocks of λ, so that the (points × λ) matrix stays small
+        step = max(1, 2_000_000 // max(lm.size, 1))
+        for i in range(0, lams.size, step):
+            lb = lams.reshape(-1)[i:i + step]
+            with np.errstate(invalid="ignore", over="ignore"):
+                w = lm[:, None] + v[:, None] * lb[None, :]
+                m = np.max(w, axis=0)
+                ok = np.isfinite(m)
+                ms = np.where(ok, m, 0.0)
+                out[i:i + step] = np.where(ok, ms + np.log(np.sum(np.exp(w - ms), axis=0)), m)
+        return out.reshape(lams.shape)
 
 
 def _first_below(f: Callable[[float], float], lo: float, hi: float, target: float, iters: int = 60) -> float:
@@ -105,42 +150,57 @@ def support_range(profile: Profile, h: float, log_tail: float) -> tuple[int, int
     return lo, hi
 
 
+def _last_true(pred: Callable[[np.ndarray], np.ndarray], lo: float, hi: float, rounds: int = 3) -> float:
+    """For a predicate that holds on [lo, x*] and fails on (x*, hi] (monotone), a point ≤ x*
+    within (hi − lo)/64³: a grid of 65 points per round, each round one vectorised call."""
+    for _ in range(rounds):
+        xs = np.linspace(lo, hi, 65)
+        ok = pred(xs)
+        bad = np.nonzero(~ok)[0]
+        if not bad.size:
+            return hi
+        j = int(bad[0])
+        if j == 0:
+            return lo
+        lo, hi = float(xs[j - 1]), float(xs[j])
+    return lo
+
+
 def _continuous_range(profile: Profile, log_tail: float) -> tuple[float, float]:
-    def up(e: float) -> float:
-        return float(profile.log_delta(np.array([e]))[0])
+    def up(e: np.ndarray) -> np.ndarray:
+        return np.asarray(profile.log_delta(np.asarray(e, dtype=np.float64)), dtype=np.float64)
 
     sup = profile.sup_loss()
     if math.isfinite(sup):
         hi_val = sup
     else:
         top = 1.0
-        while up(top) > log_tail and top < 1e4:
+        while float(up(np.array([top]))[0]) > log_tail and top < 1e4:
             top *= 2.0
-        hi_val = _first_below(up, 0.0, top, log_tail)
+        # smallest e with δ(e) ≤ tail (δ decreasing), rounded up: the end of the "δ > tail" run
+        hi_val = _last_true(lambda e: up(e) > log_tail, 0.0, top)
+        hi_val += top * 64.0**-3  # to the next grid point of the last round: δ ≤ tail there
     dual = profile.dual()
 
     cs = np.array([1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001])
+    lcs = np.log(-np.expm1(-cs))
 
-    def low(z: float) -> float:  # bound on log P(Z < z), increasing in z
+    def low(z: np.ndarray) -> np.ndarray:  # bound on log P(Z < z), increasing in z
+        z = np.asarray(z, dtype=np.float64)
+        arg = (-z[:, None] - cs[None, :]).reshape(-1)
         with np.errstate(divide="ignore"):
-            return z + float(np.min(dual.log_delta(-z - cs) - np.log(-np.expm1(-cs))))
+            ld = dual.log_delta(arg).reshape(z.size, cs.size)
+            return np.asarray(z + np.min(ld - lcs[None, :], axis=1), dtype=np.float64)
 
     dsup = dual.sup_loss()
     if math.isfinite(dsup):
         lo_val = -dsup
     else:
         bot = -1.0
-        while low(bot) > log_tail and bot > -1e4:
+        while float(low(np.array([bot]))[0]) > log_tail and bot > -1e4:
             bot *= 2.0
-        # largest z with low(z) ≤ log_tail: bisection on the increasing bound
-        a, b = bot, 0.0
-        for _ in range(60):
-            mid = 0.5 * (a + b)
-            if low(mid) <= log_tail:
-                a = mid
-            else:
-                b = mid
-        lo_val = a
+        # largest z with low(z) ≤ log_tail (low increasing)
+        lo_val = _last_true(lambda z: low(z) <= log_tail, bot, 0.0)
     return lo_val, hi_val
 
 
@@ -173,32 +233,35 @@ def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     dropping all such points at once and repeating ends at the minorant.
     """
     keep = np.arange(x.size)
-    for _ in range(30):
+    for _ in range(8):
         xs, ys = x[keep], y[keep]
         s = np.diff(ys) / np.diff(xs)
         bad = np.nonzero(s[1:] < s[:-1])[0] + 1
         if bad.size == 0:
             return keep
         keep = np.delete(keep, bad)
-    # the rest by the monotone-chain stack (Andrew 1979), on the few points left
-    stack: list[int] = []
-    for k in keep.tolist():
+    # the rest by the monotone-chain stack (Andrew 1979), on plain floats (fast in a loop)
+    ks = keep.tolist()
+    xl, yl = x[keep].tolist(), y[keep].tolist()
+    stack: list[int] = []  # positions in ks
+    for j in range(len(ks)):
+        xj, yj = xl[j], yl[j]
         while len(stack) >= 2:
             a, b = stack[-2], stack[-1]
-            if (y[b] - y[a]) * (x[k] - x[b]) > (y[k] - y[b]) * (x[b] - x[a]):
-                stack.pop()  # b lies above the chord from a to k
+            if (yl[b] - yl[a]) * (xj - xl[b]) > (yj - yl[b]) * (xl[b] - xl[a]):
+                stack.pop()  # b lies above the chord from a to j
             else:
                 break
-        stack.append(k)
-    return np.asarray(stack)
+        stack.append(j)
+    return np.asarray([ks[j] for j in stack], dtype=np.int64)
 
 
-def discretise(profile: Profile, h: float, lo: int, hi: int) -> tuple[Discrete, Discrete]:
+def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True) -> tuple[Discrete, Discrete | None]:
     """The pessimistic and optimistic discretisations of ``profile`` on grid indices [lo, hi].
 
     Returns:
         (upper, lower): ``upper`` dominates the pair (δ never smaller, for any composition),
-        ``lower`` is dominated by it.
+        ``lower`` is dominated by it (None when ``lower`` is False: only the upper is needed).
     """
     atoms = profile.atoms()
     if atoms is not None:
@@ -242,6 +305,8 @@ def discretise(profile: Profile, h: float, lo: int, hi: int) -> tuple[Discrete, 
         lm[:k] = -np.inf
         inf_mass += moved
     upper = Discrete(h, lo, lm, inf_mass)
+    if not lower:
+        return upper, None
 
     # ---- optimistic pair ----
     m = np.exp(lm)
@@ -258,8 +323,11 @@ def discretise(profile: Profile, h: float, lo: int, hi: int) -> tuple[Discrete, 
     i0 = int(bad_after[-1]) + 1 if bad_after.size else 0
     p_inf = float(profile.inf_mass)
     n = idx.size
-    if i0 >= n - 1:
-        return upper, Discrete(h, lo, np.full(n, -np.inf), p_inf)
+    if i0 >= n - 1 or one_minus_x[i0] < p_inf:
+        # The lowered values fall below the line 1 − e^ε up to where that line is below the
+        # +∞ mass (the grid is too coarse for this pair): nothing better than the pair with
+        # no privacy loss (P = Q: δ(ε) = (1 − e^ε)₊, below every profile) can be certified.
+        return upper, Discrete(h, 0, np.zeros(1), 0.0)
     above = np.nonzero(L[i0 + 1:] <= p_inf)[0]
     i_end = i0 + 1 + int(above[0]) if above.size else n - 1
     px = np.concatenate([[0.0], x[i0:i_end + 1]])

@@ -104,3 +104,29 @@ def test_pld_route_with_huge_losses_falls_back(sigma):
             assert r.conversion.value >= exact * (1 - 1e-12)
     res = CliRunner().invoke(app, ["epsilon", "gaussian", "--sigma", repr(sigma), "--delta", "1e-5"])
     assert res.exit_code == 0, res.output
+
+
+def test_pld_with_no_finite_loss_atoms():
+    """Randomized response at a huge ε: its finite atoms underflow, the PLD grid had none
+    (ValueError: zero-size array to reduction operation minimum)."""
+    m = renyi.SubsampledWithoutReplacement(renyi.RandomizedResponse(510511), 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert m.delta(1.0) == 1.0
+        res = CliRunner().invoke(app, ["delta", "randomized-response", "--epsilon", "510511", "--sampling",
+                                       "without-replacement", "--eps", "1"])
+    assert res.exit_code == 0, res.output
+
+
+def test_cli_warnings_are_one_line(capsys):
+    """The console script shows renyi's warnings as one line, and hides numpy's RuntimeWarnings."""
+    from renyi.cli._common import one_line_warnings
+    from renyi.errors import RenyiNumericalWarning
+
+    with warnings.catch_warnings():  # restores warnings.showwarning on exit
+        warnings.simplefilter("always")
+        one_line_warnings()
+        warnings.warn("PLD could not resolve", RenyiNumericalWarning)
+        warnings.warn("overflow encountered", RuntimeWarning)
+    err = capsys.readouterr().err
+    assert err == "warning: PLD could not resolve\n"

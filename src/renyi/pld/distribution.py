@@ -134,13 +134,13 @@ def _moments(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float]:
     """Mean and variance of the composed loss tilted by λ (exact for the discretised steps)."""
     mean = var = 0.0
     for d, c in ds:
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN when no finite loss has mass: see _choose
             w = d.log_mass + lam * d.values
-        w = np.exp(w - np.max(w))
-        w /= w.sum()
-        m = float(w @ d.values)
-        mean += c * m
-        var += c * float(w @ (d.values - m) ** 2)
+            w = np.exp(w - np.max(w))
+            w /= w.sum()
+            m = float(w @ d.values)
+            mean += c * m
+            var += c * float(w @ (d.values - m) ** 2)
     return mean, max(var, 1e-300)
 
 

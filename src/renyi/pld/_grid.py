@@ -56,24 +56,6 @@ class Discrete:
         return (self.start + np.arange(self.log_mass.size)) * self.h
 
     @cached_property
-    def coarse(self) -> Discrete:
-        """At most 512 points: blocks of k points merged at a grid point of spacing k·h at or
-        above the block's highest value. Only for *estimates* (the tilt, the window, the
-        spread); every bound is computed on the full discretisation."""
-        n = self.log_mass.size
-        if n <= 512:
-            return self
-        k = -(-n // 512)
-        pad = (-n) % k
-        lm = np.concatenate([self.log_mass, np.full(pad, -np.inf)]).reshape(-1, k)
-        top = np.max(lm, axis=1)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore"):
-            merged = np.where(np.isfinite(top), safe + np.log(np.sum(np.exp(lm - safe[:, None]), axis=1)), -np.inf)
-        start = -(-(self.start + k - 1) // k)  # ⌈(start + k − 1)/k⌉: block j's value ≥ its points'
-        return Discrete(self.h * k, int(start), merged, self.inf_mass)
-
-    @cached_property
     def _support(self) -> tuple[np.ndarray, np.ndarray]:
         """(log masses, values) where the mass is positive (the only terms of an MGF)."""
         keep = np.isfinite(self.log_mass)
@@ -352,6 +334,11 @@ def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True)
 
 def _discretise_atoms(values: np.ndarray, masses: np.ndarray, inf_mass: float,
                       h: float) -> tuple[Discrete, Discrete]:
+    if values.size == 0:
+        # no finite loss carries mass (e.g. randomized response at a huge ε, whose finite
+        # atoms underflow): all the law is the +∞ atom
+        empty = Discrete(h, 0, np.array([-np.inf]), inf_mass)
+        return empty, empty
     k = np.floor(values / h).astype(np.int64)
     # make k·h ≤ z < (k+1)·h hold in floating point, so that rounding down is really down;
     # atoms within a few ulps below a grid point are taken as on it (a loss change of

@@ -390,8 +390,12 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         # a better reference for the tails: the Chernoff estimate of δ at ε
         _, lb = _lam_for_eps(up, eps)
         if lb < -700.0:
-            # Chernoff on the (valid, pessimistic) coarse discretisation already settles it
-            return 0.0, math.exp(lb)
+            # Chernoff on the (valid, pessimistic) coarse discretisation already settles the
+            # finite part: δ(ε) ≤ P(Z = +∞) + E[e^{λ(Z−ε)}; Z < ∞]; the +∞ mass of the true
+            # pair is itself a lower bound on δ(ε)
+            p_inf = -math.expm1(sum(c * math.log1p(-min(float(p.inf_mass), 1.0)) if p.inf_mass < 1.0
+                                    else -math.inf for p, c in profiles))
+            return p_inf, min(1.0, _inf_mass_of(up) + math.exp(lb))
         log_tail = _quantise_tail(min(lb, -1.0) - math.log(total) - 14.0)
     # grid: an O(T(λ+1)h²) discretisation error, small against ε
     scale = max(abs(e_est), sd, 1e-12)

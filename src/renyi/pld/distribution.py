@@ -262,7 +262,7 @@ def _ranges(profiles: list[tuple[Profile, int]], h: float, log_tail: float) -> l
 
 
 _DISC: dict[tuple[int, float, int, int], tuple[Profile, Discrete, Discrete | None]] = {}
-_DISC_BUDGET = 4_000_000  # grid points kept in the cache
+_DISC_BUDGET = 2_000_000  # grid points kept in the cache (each with its values: ~32 MB per million)
 _MAX_POINTS = 2**22  # grid points of one discretised step (memory: a few arrays of this size)
 
 
@@ -464,6 +464,7 @@ _ENGINE_ERRORS = (_Unresolved, ArithmeticError, ValueError, IndexError, MemoryEr
 _LAST: list[tuple[Composed, Composed]] = []
 _CACHE: dict[tuple[Any, int], list[tuple[Composed, Composed]]] = {}
 _CACHE_SIZE = 16
+_CACHE_POINTS = 4_000_000  # grid points kept in _CACHE (32 MB per array side)
 
 
 def _remember(key: tuple[Any, int], found: list[tuple[Composed, Composed]]) -> None:
@@ -473,8 +474,12 @@ def _remember(key: tuple[Any, int], found: list[tuple[Composed, Composed]]) -> N
         return
     old = _CACHE.setdefault(key, [])
     old.extend(found)
-    del old[:-4]
-    while len(_CACHE) > _CACHE_SIZE:
+    del old[:-2]
+
+    def points() -> int:
+        return sum(cu.tau.size + cl.tau.size for v in _CACHE.values() for cu, cl in v)
+
+    while len(_CACHE) > _CACHE_SIZE or (len(_CACHE) > 1 and points() > _CACHE_POINTS):
         _CACHE.pop(next(iter(_CACHE)))
 
 
@@ -680,6 +685,7 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
             _LAST.clear()
             lo, hi = _solve_direction(prof, log_delta=math.log(d), below=max(lows, default=-math.inf))
             _remember((key, i), _LAST[-1:])
+            _LAST.clear()
             lows.append(lo)
             ups.append(hi)
     except _ENGINE_ERRORS as exc:
@@ -719,6 +725,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     ups: list[float] = []
     try:
         for i, prof in enumerate(dirs):
+            _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
             lo, hi = _solve_direction(prof, eps=e, below=max(lows, default=-math.inf))
             cached = _cached_delta((key, i), e)
             if cached is not None:

@@ -106,6 +106,8 @@ def render_report(r: Any, plot: Path | None = None) -> None:
         tl.append(f"   (membership test, route {'/'.join(routes_used)})", style="dim")
         c.print(tl)
     c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
+    if getattr(r, "neighbouring_note", ""):
+        c.print(Text(f"neighbours: {r.neighbouring_note}", style="dim"))
 
     t = Table(title="The same pipeline through each accounting route", title_justify="left", show_lines=False)
     t.add_column("route")

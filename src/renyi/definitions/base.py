@@ -167,13 +167,14 @@ class Guarantee(ABC):
         from .approx import ApproxDP
 
         delta = PROBABILITY_OPEN.check("delta", delta)
-        return ApproxDP(self.epsilon(delta), delta)
+        return ApproxDP(self.epsilon(delta), delta, neighbouring=getattr(self, "neighbouring", DEFAULT_NEIGHBOURING))
 
     def to_rdp(self) -> RDP:
         """This guarantee as an RDP curve."""
         from .rdp import RDP
 
-        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self))
+        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self),
+                   neighbouring=getattr(self, "neighbouring", DEFAULT_NEIGHBOURING))
 
     def to_zcdp(self) -> ZCDP:
         """The smallest (ξ, ρ)-zCDP guarantee implied by this one (ξ = 0 where possible)."""

@@ -684,4 +684,21 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
                 value, name = t, "pld"
         out.append(Conversion(value, eps_best, name,
                               detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
-    return tuple(out)
+    return tuple(_pld_tradeoff(it, rates, out) if method in (None, "pld") else out)
+
+
+def _pld_tradeoff(it: Items, rates: Sequence[float], found: list[Conversion]) -> list[Conversion]:
+    """The PLD's own certified trade-off curve (:func:`renyi.pld.tradeoff`: the infimum over
+    every grid ε of the composed pessimistic PLD), where it is smaller than ``found``."""
+    try:
+        pld = _pld_module(it)
+        curve = pld.tradeoff(list(it.items), list(rates))
+    except ConversionError:
+        return found
+    out = []
+    for c, up, lo in zip(found, curve.upper, curve.lower):
+        if float(up) < c.value:
+            c = Conversion(float(up), None, "pld", lower=float(lo),
+                           detail="TPR ≤ min over grid ε of e^ε·FPR + δ_PLD(ε) (DRS19 Prop. 2.12)")
+        out.append(c)
+    return out

@@ -318,3 +318,75 @@ def test_dpsgd_upper_is_above_dp_accounting_optimistic_pld() -> None:
         lo, hi = epsilon_bounds([(PoissonSubsampled(Gaussian(sigma), q), steps)], d)
         assert hi >= peer * (1 - 1e-9)
         assert hi <= peer * 1.05  # the comparison is meaningful (same pair, same scale)
+
+
+# ----------------------------------------------------------------------------------------------
+# report, CLI and figure
+# ----------------------------------------------------------------------------------------------
+_PIPE = """
+title = "small"
+[privacy]
+delta = 1e-6
+[[mechanism]]
+name = "counts"
+type = "laplace"
+scale = 10.0
+count = 5
+[[mechanism]]
+name = "sgd"
+type = "gaussian"
+sigma = 1.0
+sampling = { scheme = "poisson", rate = 0.05 }
+count = 50
+"""
+
+
+def test_report_and_plot_give_the_gdp_line_and_the_curve(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """`renyi report --json` carries the μ-GDP statement beside the TPR rows; the text line is
+    rendered; `renyi plot tradeoff` writes the figure; a bad output path is exit 2."""
+    import io
+    import json
+
+    from rich.console import Console
+    from typer.testing import CliRunner
+
+    import renyi.cli.report as cli_report
+    from renyi.cli import app
+    from renyi.pipeline import load_pipeline
+    from renyi.report import compute_report
+
+    f = tmp_path / "p.toml"
+    f.write_text(_PIPE)
+    r = compute_report(load_pipeline(f))
+    d = r.to_dict()
+    g = d["gdp"]
+    assert g["method"] == "pld" and g["delta0"] == 1e-12 and 0 < g["lower"] <= g["mu"] < math.inf
+    json.dumps(d, allow_nan=False)
+    # the TPR rows never exceed the μ-GDP statement's TPR (both certified; the PLD curve is tighter)
+    for row in d["tradeoff"]:
+        assert row["route"] == "pld"
+        assert row["tpr"] <= float(gdp_tpr(g["mu"], row["fpr"])) + g["delta0"] + 1e-12
+    buf = io.StringIO()
+    monkeypatch.setattr(cli_report, "console", lambda: Console(file=buf, width=200))
+    cli_report.render_report(r)
+    assert "μ-GDP: μ ≤ " in buf.getvalue() and "attacker's TPR" in buf.getvalue()
+
+    out = tmp_path / "t.png"
+    res = CliRunner().invoke(app, ["plot", "tradeoff", str(f), "-o", str(out), "--points", "8", "--json"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0 and out.stat().st_size > 1000
+    assert json.loads(res.output)["gdp"]["method"] == "pld"
+    res = CliRunner().invoke(app, ["plot", "tradeoff", str(f), "-o", str(tmp_path / "t.txt")])
+    assert res.exit_code == 2
+
+
+def test_tradeoff_data_series_are_ordered() -> None:
+    """The figure's series: diagonal ≤ PLD lower ≤ PLD upper ≤ μ-GDP curve, PLD ≤ RDP."""
+    from renyi.plots import tradeoff_data
+
+    d = tradeoff_data([(PoissonSubsampled(Gaussian(1.0), 0.05), 50)], points=9, log_fpr=True)
+    assert d["fpr"][0] == pytest.approx(1e-5) and d["fpr"][-1] == pytest.approx(1.0)
+    x = d["fpr"]
+    assert np.all(x <= d["pld_lower"] + 1e-15) and np.all(d["pld_lower"] <= d["pld_upper"])
+    assert np.all(d["pld_upper"] <= d["gdp_tpr"] * (1 + 1e-9))
+    assert np.all(d["pld_upper"] <= d["rdp"] * (1 + 1e-9))

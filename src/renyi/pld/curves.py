@@ -94,11 +94,13 @@ class TradeOff:
         upper: an upper bound on the largest TPR of any membership test at each α (the number
             to report; equivalently 1 − upper is a lower bound on the type-II error β(α)).
         lower: a lower bound on the same TPR (how tight ``upper`` is).
+        epsilon: the ε at which ``upper`` = e^ε·α + δ(ε) was attained (its witness).
     """
 
     fpr: np.ndarray
     upper: np.ndarray
     lower: np.ndarray
+    epsilon: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,15 +411,20 @@ def _merge(starts: list[int], ups: list[np.ndarray], lows: list[np.ndarray], h: 
 # ----------------------------------------------------------------------------------------------
 # trade-off
 # ----------------------------------------------------------------------------------------------
-def _tpr_upper(s: _Samples, alphas: np.ndarray) -> np.ndarray:
+def _tpr_upper(s: _Samples, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.ones(alphas.size)
+    arg = np.zeros(alphas.size)
+    if s.z.size == 0:
+        return out, arg
     ex = np.exp(np.minimum(s.z, 700.0))
     for lo in range(0, alphas.size, 16):
         a = alphas[lo:lo + 16, None]
         vals = ex[None, :] * a + s.upper[None, :]
-        out[lo:lo + 16] = np.minimum(1.0, vals.min(axis=1))
+        i = vals.argmin(axis=1)
+        out[lo:lo + 16] = np.minimum(1.0, vals[np.arange(i.size), i])
+        arg[lo:lo + 16] = s.z[i]
     res: np.ndarray = np.maximum(out, alphas)
-    return res
+    return res, arg
 
 
 def _tpr_lower(s: _Samples, alphas: np.ndarray) -> np.ndarray:
@@ -468,13 +475,16 @@ def tradeoff(items: Iterable[Any], fprs: float | Sequence[float] | np.ndarray) -
     log_floor = max(math.log(a_min) - math.log(1e4), -700.0)
     hi = np.zeros(alphas.size)
     lo = np.zeros(alphas.size)
+    wit = np.zeros(alphas.size)
     _directions(its)  # a ConversionError before any work
     for s in _samples_for(its, log_floor, 1e-4, 2):
-        hi = np.maximum(hi, _tpr_upper(s, alphas))
+        up, arg = _tpr_upper(s, alphas)
+        wit = np.where(up > hi, arg, wit)
+        hi = np.maximum(hi, up)
         lo = np.maximum(lo, _tpr_lower(s, alphas))
     hi = np.where(alphas >= 1.0, 1.0, hi)
     lo = np.minimum(np.maximum(lo, alphas), hi)
-    return TradeOff(arr.copy(), hi.reshape(arr.shape), lo.reshape(arr.shape))
+    return TradeOff(arr.copy(), hi.reshape(arr.shape), lo.reshape(arr.shape), wit.reshape(arr.shape))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -41,6 +41,9 @@ def _safe(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), np.inf, values)
 
 
+#: The largest t with exp(t) finite: the refinement works in t = log(α − 1).
+_T_MAX = math.log(np.finfo(np.float64).max) - 1e-12
+
 #: Chunks of increasing orders for the quasi-convex scan (large orders are the costly ones
 #: for series-based curves, and are rarely needed).
 _CHUNK_EDGES = (64.0, 4096.0)
@@ -109,9 +112,13 @@ def minimize_over_orders(
     # bracket spans orders very close to 1 and very large ones alike.
     lo = math.log(grid[i - 1] - 1.0) if i > 0 else math.log(grid[0] - 1.0) - 2.0
     hi = math.log(grid[i + 1] - 1.0) if i + 1 < grid.size else math.log(grid[-1] - 1.0) + 2.0
+    # An extra order near the largest double would put the bracket past exp's range.
+    lo, hi = min(lo, _T_MAX), min(hi, _T_MAX)
+    if not lo < hi:
+        return best_val, best_alpha
 
     def f(t: float) -> float:
-        v = float(_safe(np.asarray(objective(np.array([1.0 + math.exp(t)]))))[0])
+        v = float(_safe(np.asarray(objective(np.array([1.0 + math.exp(min(t, _T_MAX))]))))[0])
         return v
 
     def f_finite(t: float) -> float:

@@ -434,16 +434,29 @@ def zcdp_rho_for(epsilon: float, delta: float, xi: float = 0.0) -> float:
 
     The result is checked: ``zcdp_to_approx_dp(rho, delta, xi).value <= epsilon``.
 
+    Args:
+        epsilon: the target ε ∈ [0, ∞). A target met only by ρ = 0 (ε = 0 with ξ = 0,
+            or ε ≤ ξ) gives 0; one that not even ρ = 0 meets (ε well below ξ) raises
+            :class:`~renyi.errors.ConversionError`.
+        delta: the target δ ∈ (0, 1).
+        xi: ξ ∈ [0, ∞).
+
     >>> round(zcdp_rho_for(1.0, 1e-6), 8)
     0.02435597
     """
     epsilon = NONNEGATIVE.check("epsilon", epsilon)
     delta = PROBABILITY_OPEN.check("delta", delta)
     xi = _XI.check("xi", xi)
-    if epsilon <= xi:
-        return 0.0
     def f(r: float) -> float:
         return zcdp_to_approx_dp(r, delta, xi).value - epsilon
+
+    if epsilon <= xi:
+        if f(0.0) > 0.0:
+            from .errors import ConversionError
+
+            raise ConversionError(f"no rho >= 0 meets epsilon = {epsilon!r} at delta = {delta!r} with xi = {xi!r}: "
+                                  f"rho = 0 already gives epsilon = {f(0.0) + epsilon!r}")
+        return 0.0
 
     ld = -math.log(delta)
     # Lemma 21's inverse is feasible (the best conversion is never looser), so f(lo) ≤ 0.

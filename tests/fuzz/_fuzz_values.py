@@ -23,6 +23,10 @@ DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
     "unit": (0.0, 1.0, True, True),
     "rate": (0.0, 1.0, False, True),
     "order": (1.0, math.inf, False, True),
+    # orders of curves that extend to the KL limit α = 1 (pure_dp_rdp)
+    "order_kl": (1.0, math.inf, True, True),
+    # GDP's μ: ρ = μ²/2 must be a finite double
+    "gdp_mu": (0.0, math.sqrt(1.7976931348623157e308), True, True),
     "real": (-math.inf, math.inf, False, False),
 }
 
@@ -101,18 +105,21 @@ def valid(kind: str) -> st.SearchStrategy[Any]:
     return st.one_of(_valid_float(kind), st.sampled_from([x for x in EDGES if in_domain(kind, x)]))
 
 
-def orders_arg() -> st.SearchStrategy[tuple[Any, bool | None]]:
-    """Orders α for ``.rdp``: scalars, arrays (1-D, 2-D), empty arrays, NaN inside."""
+def orders_arg(kl: bool = False) -> st.SearchStrategy[tuple[Any, bool | None]]:
+    """Orders α for ``.rdp``: scalars, arrays (1-D, 2-D), empty arrays, NaN inside.
+
+    ``kl``: the domain includes α = 1 (curves defined at the KL limit, e.g. ``pure_dp_rdp``).
+    """
     good = st.one_of(st.floats(min_value=1.0, max_value=1e6, exclude_min=True), st.just(math.inf),
                      st.sampled_from([1 + 1e-12, 1.5, 2.0, 32.0, 1e4, 1e15]))
     arrays = st.lists(good, min_size=1, max_size=6).map(np.array)
     return st.one_of(
-        arg("order"),
+        arg("order_kl" if kl else "order"),
         arrays.map(lambda a: (a, True)),
         arrays.map(lambda a: (a.reshape(1, -1), True)),
         st.lists(good, min_size=1, max_size=4).map(lambda v: (v, True)),  # a plain list is array-like
         st.sampled_from([np.array([]), np.array([2.0, math.nan]), np.array([0.5, 2.0]), np.array(["a"]),
                          np.array([True, False])]).map(lambda a: (a, False)),
         # α = 1 is the KL limit: in the domain of some curves ([1, ∞]), not of RDP guarantees
-        st.just((np.array([1.0, 2.0]), None)),
+        st.just((np.array([1.0, 2.0]), True if kl else None)),
     )

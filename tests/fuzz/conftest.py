@@ -8,6 +8,12 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 
+def pytest_collection_finish(session):  # noqa: ARG001
+    from _fuzz_oracle import warm_up
+
+    warm_up()
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
     from _fuzz_oracle import COUNTS, KINDS
 

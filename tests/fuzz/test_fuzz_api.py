@@ -63,7 +63,7 @@ GUARANTEES: dict[str, tuple[Any, list[tuple[str, str]]]] = {
     "ZCDP": (renyi.ZCDP, [("rho", "nonneg"), ("xi", "nonneg")]),
     "ApproxZCDP": (renyi.ApproxZCDP, [("rho", "nonneg"), ("xi", "nonneg"), ("delta", "unit_co")]),
     "MCDP": (renyi.MCDP, [("mu", "nonneg"), ("tau", "nonneg")]),
-    "GDP": (renyi.GDP, [("mu", "nonneg")]),
+    "GDP": (renyi.GDP, [("mu", "gdp_mu")]),
 }
 MECHANISMS: dict[str, tuple[Any, list[tuple[str, str]]]] = {
     "Gaussian": (renyi.Gaussian, [("sigma", "pos"), ("sensitivity", "pos")]),
@@ -253,7 +253,7 @@ def test_fuzz_compose(examples):
 
 # ----- conversions --------------------------------------------------------------------------------
 CONVERSIONS: list[tuple[str, list[str], Any]] = [
-    ("pure_dp_rdp", ["nonneg", "orders"], rdp_ok),
+    ("pure_dp_rdp", ["nonneg", "orders_kl"], rdp_ok),
     ("pure_dp_to_zcdp", ["nonneg"], None),
     ("pure_dp_delta", ["nonneg", "nonneg_ext"], delta_ok),
     ("pure_dp_epsilon", ["nonneg", "unit"], eps_ok),
@@ -269,7 +269,7 @@ CONVERSIONS: list[tuple[str, list[str], Any]] = [
     ("zcdp_delta_bs21", ["nonneg", "nonneg", "nonneg_ext"], delta_ok),
     ("zcdp_delta_bs38", ["nonneg", "nonneg", "nonneg_ext"], delta_ok),
     ("zcdp_delta_cks", ["nonneg", "nonneg", "nonneg_ext"], delta_ok),
-    ("zcdp_rho_for", ["pos", "prob_open", "nonneg"], None),
+    ("zcdp_rho_for", ["nonneg", "prob_open", "nonneg"], None),  # ε = 0 is in the domain: ρ = 0
     ("mcdp_to_zcdp", ["nonneg", "nonneg"], None),
     ("approx_zcdp_to_approx_dp", ["nonneg", "nonneg", "unit_co", "prob_open"], eps_ok),
     ("rdp_point_to_approx_dp", ["order", "nonneg_ext", "prob_open"], eps_ok),
@@ -281,7 +281,8 @@ CONVERSIONS: list[tuple[str, list[str], Any]] = [
 
 
 def _conv_args(kinds: list[str]) -> st.SearchStrategy[list[tuple[Any, bool | None]]]:
-    return st.tuples(*[orders_arg() if k == "orders" else arg(k) for k in kinds]).map(list)
+    return st.tuples(*[orders_arg(kl=k == "orders_kl") if k.startswith("orders") else arg(k)
+                       for k in kinds]).map(list)
 
 
 @pytest.mark.parametrize("examples", BUDGETS)

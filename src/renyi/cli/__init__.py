@@ -73,4 +73,7 @@ def _root(
 
 def main() -> None:
     """Entry point of the ``renyi`` console script."""
+    from ._common import one_line_warnings
+
+    one_line_warnings()
     app()

@@ -66,6 +66,23 @@ def user_errors() -> Iterator[None]:
         raise
 
 
+def one_line_warnings() -> None:
+    """Show renyi's warnings as one ``warning: ...`` line on stderr, without source lines.
+
+    A user of the command line cannot act on a file name and line number inside renyi;
+    numpy's floating-point RuntimeWarnings (handled where they arise) are not shown.
+    """
+    import warnings
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        if issubclass(category, RuntimeWarning) and category.__name__ != "RenyiNumericalWarning":
+            return
+        sys.stderr.write(f"warning: {message}\n")
+
+    warnings.showwarning = show
+
+
 def _from_validation(e: BaseException) -> bool:
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None:

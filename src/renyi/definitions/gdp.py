@@ -9,14 +9,20 @@ from typing import TYPE_CHECKING, Any
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
-from .._validation import NONNEGATIVE, ORDER, check_int
+from .._validation import ORDER, Interval, check_int
 from .base import Conversion, Guarantee, _check_delta, _check_epsilon
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .rdp import RDP
     from .zcdp import ZCDP
 
-__all__ = ["GDP"]
+__all__ = ["GDP", "MU_MAX"]
+
+#: The largest μ whose ρ = μ²/2 is a finite double (≈ 1.34e154). Beyond it no zCDP or RDP
+#: bound can be stated in floating point, so such a μ is refused rather than silently
+#: turned into an infinite ρ downstream.
+MU_MAX = math.sqrt(1.7976931348623157e308)
+_MU = Interval(0.0, MU_MAX, lo_closed=True, hi_closed=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +34,7 @@ class GDP(Guarantee):
     curve ([BW18] Thm 8), so ``epsilon(delta)`` is the true ε, not a bound on it.
 
     Args:
-        mu: μ ∈ [0, ∞).
+        mu: μ ∈ [0, 1.34e154] (:data:`MU_MAX`: ρ = μ²/2 must be a finite double).
 
     Examples:
         >>> round(GDP(1.0).epsilon(1e-5), 9)
@@ -42,7 +48,7 @@ class GDP(Guarantee):
     definition = "GDP"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
+        object.__setattr__(self, "mu", _MU.check("mu", self.mu))
 
     @property
     def rho(self) -> float:

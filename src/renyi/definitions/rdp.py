@@ -365,7 +365,8 @@ class _PointsCurve(CurveValue):
 
     def __init__(self, a: np.ndarray, e: np.ndarray) -> None:
         self.a, self.e = a, e
-        self.k = (a - 1.0) * e
+        with np.errstate(over="ignore"):  # a CGF beyond the largest double is +inf (still a bound)
+            self.k = (a - 1.0) * e
 
     def _key(self) -> tuple[bytes, bytes]:
         return (self.a.tobytes(), self.e.tobytes())

@@ -148,6 +148,10 @@ def discrete_gaussian_delta(sigma2: float, sensitivity: int, epsilon: float) -> 
     s2, dlt = float(sigma2), int(sensitivity)
     sigma = math.sqrt(s2)
     a = epsilon * s2 / dlt - dlt / 2.0
+    if a > 0.0 and _log_tail(s2, a) < _LOG_TINY:
+        # δ ≤ P(X > a) ≤ Σ_{x ≥ a} e^{−x²/(2σ²)} (θ ≥ 1), below the smallest double: the
+        # sum would round to 0 anyway, and a huge a (ε near the largest double) cannot index it.
+        return 0.0
     start = math.floor(a)  # one below the first term, in case a rounds up across an integer
     n = int(max(0, -start) + math.ceil(40 * sigma) + 4)
     if n > _MAX_TERMS:
@@ -161,6 +165,16 @@ def discrete_gaussian_delta(sigma2: float, sensitivity: int, epsilon: float) -> 
     logs = -x * x / (2.0 * s2) - _log_theta0(s2) + lm.log1mexp(gap)
     ld = float(special.logsumexp(logs))
     return min(1.0, conv.round_up(math.exp(ld))) if ld < 0 else 1.0
+
+
+#: log of the smallest positive double: below it a probability rounds to 0.
+_LOG_TINY = math.log(5e-324)
+
+
+def _log_tail(sigma2: float, a: float) -> float:
+    """log of Σ_{x ≥ a} e^{−x²/(2σ²)} bounded by the geometric series e^{−a²/(2σ²)}/(1 − e^{−a/σ²}), a > 0."""
+    z = a / math.sqrt(sigma2)
+    return -0.5 * z * z - float(lm.log1mexp(-a / sigma2)) if math.isfinite(z) else -math.inf
 
 
 def _dg_epsilon(sigma2: float, sensitivity: int, delta: float, upper: float) -> float | None:

@@ -9,6 +9,8 @@ import numpy as np
 
 from .._validation import POSITIVE
 from ..definitions import GDP
+from ..definitions.gdp import MU_MAX
+from ..errors import DomainError
 from .base import Mechanism, check_neighbouring
 
 __all__ = ["Gaussian"]
@@ -22,7 +24,7 @@ class Gaussian(Mechanism):
     ([BS16] Prop. 6, Lemma 17), and the exact (ε, δ) curve of [BW18] Thm 8.
 
     Args:
-        sigma: noise standard deviation σ ∈ (0, ∞).
+        sigma: noise standard deviation σ ∈ (0, ∞), at least Δ/1.34e154 (ρ must be finite).
         sensitivity: ℓ₂-sensitivity Δ ∈ (0, ∞) under ``neighbouring``.
         neighbouring: "add_remove" (default) or "replace_one".
 
@@ -42,6 +44,12 @@ class Gaussian(Mechanism):
         object.__setattr__(self, "sigma", POSITIVE.check("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", POSITIVE.check("sensitivity", self.sensitivity))
         object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+        if self.sensitivity / self.sigma > MU_MAX:
+            # μ = Δ/σ must keep ρ = μ²/2 finite; name σ, the parameter a user tunes.
+            raise DomainError(
+                f"sigma must be at least sensitivity/{MU_MAX:.4g} = {self.sensitivity / MU_MAX:.4g} "
+                f"(so that rho = sensitivity²/(2·sigma²) is a finite number); got {self.sigma!r}",
+                name="sigma", value=self.sigma)
 
     @property
     def noise_multiplier(self) -> float:

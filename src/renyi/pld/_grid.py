@@ -284,6 +284,11 @@ def discretise(profile: Profile, h: float, lo: int, hi: int) -> tuple[Discrete, 
 
 def _discretise_atoms(values: np.ndarray, masses: np.ndarray, inf_mass: float,
                       h: float) -> tuple[Discrete, Discrete]:
+    if values.size == 0:
+        # no finite loss carries mass (e.g. randomized response at a huge ε, whose finite
+        # atoms underflow): all the law is the +∞ atom
+        empty = Discrete(h, 0, np.array([-np.inf]), inf_mass)
+        return empty, empty
     k = np.floor(values / h).astype(np.int64)
     # make k·h ≤ z < (k+1)·h hold in floating point, so that rounding down is really down;
     # atoms within a few ulps below a grid point are taken as on it (a loss change of

@@ -134,13 +134,13 @@ def _moments(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float]:
     """Mean and variance of the composed loss tilted by λ (exact for the discretised steps)."""
     mean = var = 0.0
     for d, c in ds:
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN when no finite loss has mass: see _choose
             w = d.log_mass + lam * d.values
-        w = np.exp(w - np.max(w))
-        w /= w.sum()
-        m = float(w @ d.values)
-        mean += c * m
-        var += c * float(w @ (d.values - m) ** 2)
+            w = np.exp(w - np.max(w))
+            w /= w.sum()
+            m = float(w @ d.values)
+            mean += c * m
+            var += c * float(w @ (d.values - m) ** 2)
     return mean, max(var, 1e-300)
 
 
@@ -251,6 +251,10 @@ def _choose(ds: list[tuple[Discrete, int]], total: int, *, log_delta: float | No
     _, var0 = _moments(ds, 0.0)
     lam = min(lam, max(1.0, 20.0 / math.sqrt(var0)))
     mean, var = _moments(ds, lam)
+    if not (math.isfinite(lam) and math.isfinite(mean) and math.isfinite(var) and var >= 0.0):
+        # losses so large (e.g. a Gaussian with σ ≪ Δ) that the tilted moments overflow:
+        # the grid cannot be placed; the callers fall back to the RDP route
+        raise _Unresolved("the privacy losses are too large for the PLD grid")
     return lam, e_est, mean, math.sqrt(var)
 
 

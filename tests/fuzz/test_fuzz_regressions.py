@@ -1,0 +1,132 @@
+"""Regression tests, one per finding of the long fuzz profile (each failed before its fix)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import renyi
+from renyi import conversions as conv
+from renyi.cli import app
+from renyi.errors import ConversionError, DomainError
+
+MAX = 1.7976931348623157e308
+
+
+def test_rdp_point_at_the_largest_order_converts():
+    """An order near the largest double put the optimiser's bracket past exp's range (OverflowError)."""
+    assert renyi.RDP.from_point(MAX, 0.0).epsilon(5e-324) == 0.0
+    e = renyi.RDP.from_point(MAX, 3.0).epsilon(1e-5)
+    # at α ≈ 1.8e308 the point is ε-DP up to a negligible mass: ε(δ) is 3-DP's tight ε
+    assert 3.0 + math.log1p(-1e-5 * (1 + math.exp(-3.0))) - 1e-12 <= e <= 3.0 + 1e-9
+
+
+def test_discrete_gaussian_delta_at_huge_epsilon():
+    """a = εσ²/Δ − Δ/2 overflowed to inf and math.floor(inf) raised."""
+    dg = renyi.DiscreteGaussian(2)
+    assert dg.delta(MAX) == 0.0
+    assert dg.delta(1e300) == 0.0
+    # the cut-off is a bound on the tail, not a change of the value where it is representable
+    assert 0.0 < dg.delta(10.0) < 1e-80
+    assert dg.delta(1.0) == pytest.approx(0.0072487768, rel=1e-8)
+
+
+def test_randomized_response_zero_at_the_smallest_delta_is_immediate():
+    """The 'slow' call was the first import of the PLD engine (scipy), now warmed up by the oracle."""
+    import time
+
+    renyi.RandomizedResponse(0).epsilon(0.5)  # imports paid here
+    t0 = time.perf_counter()
+    assert renyi.RandomizedResponse(0).epsilon(5e-324) == 0.0
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_zcdp_rho_for_epsilon_zero_is_in_the_domain():
+    """ε = 0 is a valid target: only ρ = 0 meets it."""
+    assert conv.zcdp_rho_for(0.0, 1e-5) == 0.0
+    assert conv.zcdp_rho_for(0, 0.5) == 0.0
+    assert conv.zcdp_to_approx_dp(0.0, 1e-5).value <= 0.0
+    with pytest.raises(DomainError, match="epsilon"):
+        conv.zcdp_rho_for(-5e-324, 1e-5)
+
+
+def test_zcdp_rho_for_a_target_below_xi():
+    """ε < ξ: ρ = 0 is returned only when it meets the target, else no ρ exists."""
+    rho = conv.zcdp_rho_for(0.5, 1e-5, 0.5)
+    assert rho == 0.0 and conv.zcdp_to_approx_dp(rho, 1e-5, 0.5).value <= 0.5
+    with pytest.raises(ConversionError, match="rho"):
+        conv.zcdp_rho_for(0.1, 1e-5, 0.5)
+
+
+def test_pure_dp_rdp_at_the_kl_order():
+    """pure_dp_rdp is defined on [1, ∞]: α = 1 is the KL, ε·tanh(ε/2)."""
+    assert conv.pure_dp_rdp(1e300, 1.0) == 1e300
+    assert conv.pure_dp_rdp(1.0, 1.0) == pytest.approx(math.tanh(0.5))
+    np.testing.assert_allclose(conv.pure_dp_rdp(1.0, np.array([1.0, 2.0])),
+                               [math.tanh(0.5), conv.pure_dp_rdp(1.0, 2.0)])
+    with pytest.raises(DomainError, match="alpha"):
+        conv.pure_dp_rdp(1.0, 1.0 - 1e-16)
+
+
+def test_gaussian_with_overflowing_rho_names_sigma():
+    """σ = 1e-300 made ρ = Δ²/(2σ²) infinite; the error came from ZCDP and named rho."""
+    with pytest.raises(DomainError, match="sigma") as info:
+        renyi.Gaussian(1e-300)
+    assert info.value.name == "sigma"
+    with pytest.raises(DomainError, match="mu"):
+        renyi.GDP(1e300)
+    g = renyi.GDP(renyi.definitions.gdp.MU_MAX)
+    assert math.isfinite(g.rho) and g.epsilon(1e-5) >= g.rho
+
+
+def test_cli_gaussian_tiny_sigma_is_one_clear_line():
+    res = CliRunner().invoke(app, ["epsilon", "gaussian", "--sigma", "1e-300"])
+    assert res.exit_code == 2
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1 and "sigma" in err[0] and "rho must be" not in err[0]
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 1e-8, 1e-150])
+def test_pld_route_with_huge_losses_falls_back(sigma):
+    """A Gaussian with σ ≪ Δ overflowed the PLD engine's tilted moments (ValueError: NaN to integer)."""
+    from renyi import routes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = routes.epsilon_table(renyi.Gaussian(sigma), 1e-5)
+    exact = next(r for r in table if r.route.name == "exact").conversion.value
+    for r in table:
+        if r.conversion is not None:
+            assert r.conversion.value >= exact * (1 - 1e-12)
+    res = CliRunner().invoke(app, ["epsilon", "gaussian", "--sigma", repr(sigma), "--delta", "1e-5"])
+    assert res.exit_code == 0, res.output
+
+
+def test_pld_with_no_finite_loss_atoms():
+    """Randomized response at a huge ε: its finite atoms underflow, the PLD grid had none
+    (ValueError: zero-size array to reduction operation minimum)."""
+    m = renyi.SubsampledWithoutReplacement(renyi.RandomizedResponse(510511), 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert m.delta(1.0) == 1.0
+        res = CliRunner().invoke(app, ["delta", "randomized-response", "--epsilon", "510511", "--sampling",
+                                       "without-replacement", "--eps", "1"])
+    assert res.exit_code == 0, res.output
+
+
+def test_cli_warnings_are_one_line(capsys):
+    """The console script shows renyi's warnings as one line, and hides numpy's RuntimeWarnings."""
+    from renyi.cli._common import one_line_warnings
+    from renyi.errors import RenyiNumericalWarning
+
+    with warnings.catch_warnings():  # restores warnings.showwarning on exit
+        warnings.simplefilter("always")
+        one_line_warnings()
+        warnings.warn("PLD could not resolve", RenyiNumericalWarning)
+        warnings.warn("overflow encountered", RuntimeWarning)
+    err = capsys.readouterr().err
+    assert err == "warning: PLD could not resolve\n"

@@ -390,3 +390,19 @@ def test_tradeoff_data_series_are_ordered() -> None:
     assert np.all(x <= d["pld_lower"] + 1e-15) and np.all(d["pld_lower"] <= d["pld_upper"])
     assert np.all(d["pld_upper"] <= d["gdp_tpr"] * (1 + 1e-9))
     assert np.all(d["pld_upper"] <= d["rdp"] * (1 + 1e-9))
+
+
+def test_curves_at_numerical_extremes_are_valid_and_never_raise() -> None:
+    """Huge per-run ε, μ = 0 and pure DP at ε = 0: valid (possibly trivial) answers, no exception."""
+    from renyi.definitions import GDP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RenyiNumericalWarning)
+        t = tradeoff([(RandomizedResponse(50.0), 3)], [0.0, 1e-3, 0.5, 1.0])
+    assert np.all(t.lower <= t.upper) and np.all(t.upper <= 1.0) and t.upper[-1] == 1.0
+    t = tradeoff([(GDP(0.0), 1)], [0.1, 0.5])
+    assert np.allclose(t.upper, [0.1, 0.5]) and np.allclose(t.lower, [0.1, 0.5])
+    assert gdp_mu([(GDP(0.0), 2)]).mu == 0.0
+    assert epsilon_bounds([(GDP(0.0), 3)], 1e-5) == (0.0, 0.0)
+    t = tradeoff([(PureDP(0.0), 4)], [0.2])
+    assert t.upper[0] == pytest.approx(0.2)

@@ -606,7 +606,7 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
 
     rates = [PROBABILITY.check("fpr", f) for f in fprs]
     it = items(obj)
-    if method in (None, "pld"):
+    if method == "pld" or (method is None and not _exact_applies(it)):
         curve = _pld_curve(it, rates)
         if curve is not None:
             return tuple(_with_cheap_routes(it, rates, curve) if method is None else _pld_rows(curve))
@@ -691,6 +691,15 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
         out.append(Conversion(value, eps_best, name,
                               detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
     return tuple(out)
+
+
+def _exact_applies(it: Items) -> bool:
+    """True when the exact (Gaussian DP) route applies: its search below is then exact."""
+    try:
+        _gdp_total(it)
+    except ConversionError:
+        return False
+    return True
 
 
 _PLD_TPR_DETAIL = "TPR ≤ min over grid ε of e^ε·FPR + δ_PLD(ε) (DRS19 Prop. 2.12)"

@@ -343,7 +343,7 @@ def _sample(profiles: list[tuple[Profile, int]], log_floor: float, *, tol: float
             lu = cu.log_delta_at(z)
             ll = cl.log_delta_at(z)
         starts.append(cu.start)
-        ups.append(np.exp(np.minimum(lu, 0.0)))
+        ups.append(np.where(np.isnan(lu), 1.0, np.exp(np.minimum(lu, 0.0))))  # NaN: δ ≤ 1 holds
         lows.append(np.where(np.isnan(ll), 0.0, np.exp(np.minimum(ll, 0.0))))
         merged = _merge(starts, ups, lows, h)
         # Done when the bracket is tight all the way down to the floor. Otherwise the next
@@ -369,6 +369,10 @@ def _sample(profiles: list[tuple[Profile, int]], log_floor: float, *, tol: float
 _CACHE: dict[Any, tuple[float, float, list[_Samples]]] = {}
 
 
+class _Unresolved(RuntimeError):
+    """The grid could not resolve the composition (numerical extremes)."""
+
+
 def _samples_for(items: list[tuple[Any, int]], log_floor: float, tol: float, max_tilts: int) -> list[_Samples]:
     """Per-direction samples, remembered per composition: a report asks for the μ-GDP line and
     the TPR rows of the same composition (a deeper floor and a finer grid serve both)."""
@@ -379,7 +383,16 @@ def _samples_for(items: list[tuple[Any, int]], log_floor: float, tol: float, max
         key, hit = None, None
     if hit is not None and hit[0] <= log_floor and hit[1] <= tol:
         return hit[2]
-    out = [_sample(prof, log_floor, tol=tol, max_tilts=max_tilts) for prof in _directions(items)]
+    dirs = _directions(items)
+    try:
+        with np.errstate(all="ignore"):
+            out = [_sample(prof, log_floor, tol=tol, max_tilts=max_tilts) for prof in dirs]
+    except DomainError:
+        raise
+    except (ValueError, IndexError, ArithmeticError, MemoryError) as exc:
+        # a numerical failure at an extreme (μ in the hundreds, ε = 10³ per step): the
+        # callers fall back to valid bounds that need no grid
+        raise _Unresolved(str(exc)) from exc
     if key is not None:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
@@ -398,13 +411,10 @@ def _merge(starts: list[int], ups: list[np.ndarray], lows: list[np.ndarray], h: 
         u_all[sl] = np.minimum(u_all[sl], a)  # each is a valid upper bound: keep the smaller
         l_all[sl] = np.fmax(l_all[sl], b)  # each a valid lower bound: keep the larger
     z_all = (lo_idx + np.arange(u_all.size)) * h
-    ok = np.isfinite(u_all)
+    # a gap between windows (rare): δ ≤ 1 and δ ≥ 0 are valid there (the μ-GDP check drops
+    # such points: any subset of points gives valid chords)
     l_all = np.where(np.isnan(l_all), 0.0, l_all)
-    # a gap between windows (rare) is left out: fewer points only loosen the upper bounds;
-    # the lower bounds need the optimistic pair on every point, so they stop at a gap
-    if not ok.all():
-        first_gap = int(np.argmin(ok))
-        z_all, u_all, l_all = z_all[:first_gap], u_all[:first_gap], l_all[:first_gap]
+    u_all = np.where(np.isnan(u_all), 1.0, u_all)
     return _Samples(z_all, np.minimum(u_all, 1.0), np.clip(l_all, 0.0, 1.0))
 
 
@@ -477,7 +487,11 @@ def tradeoff(items: Iterable[Any], fprs: float | Sequence[float] | np.ndarray) -
     lo = np.zeros(alphas.size)
     wit = np.zeros(alphas.size)
     _directions(its)  # a ConversionError before any work
-    for s in _samples_for(its, log_floor, 1e-4, 2):
+    try:
+        samples = _samples_for(its, log_floor, 1e-4, 2)
+    except _Unresolved as exc:
+        return _fallback_tradeoff(its, arr, alphas, str(exc))
+    for s in samples:
         up, arg = _tpr_upper(s, alphas)
         wit = np.where(up > hi, arg, wit)
         hi = np.maximum(hi, up)
@@ -485,6 +499,21 @@ def tradeoff(items: Iterable[Any], fprs: float | Sequence[float] | np.ndarray) -
     hi = np.where(alphas >= 1.0, 1.0, hi)
     lo = np.minimum(np.maximum(lo, alphas), hi)
     return TradeOff(arr.copy(), hi.reshape(arr.shape), lo.reshape(arr.shape), wit.reshape(arr.shape))
+
+
+def _fallback_tradeoff(its: list[tuple[Any, int]], arr: np.ndarray, alphas: np.ndarray, why: str) -> TradeOff:
+    """The RDP route's TPR bound (valid, looser) with α as the lower end, and a warning."""
+    import warnings
+
+    from .. import routes
+    from ..errors import RenyiNumericalWarning
+
+    warnings.warn(f"the PLD grid could not resolve the trade-off curve ({why}); using the RDP route",
+                  RenyiNumericalWarning, stacklevel=3)
+    rows = routes.tpr_bounds(routes.items(its), tuple(float(a) for a in alphas), "rdp")
+    up = np.array([c.value for c in rows])
+    wit = np.array([c.witness if c.witness is not None else 0.0 for c in rows])
+    return TradeOff(arr.copy(), up.reshape(arr.shape), alphas.copy().reshape(arr.shape), wit.reshape(arr.shape))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -500,17 +529,23 @@ def _points(s: _Samples, delta0: float) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     end = int(reach[0])
     z, u = z[: end + 1], u[: end + 1]
-    keep = z >= 0
+    # ε ≥ 0 only; points without an informative bound (u = 1: gaps) are left out — chords
+    # over longer intervals are still above the convex profile
+    keep = (z >= 0) & (u < 1.0)
     if not keep.any():
-        return np.array([0.0]), np.array([min(1.0, float(u[-1]))])
-    if keep.all() and z[0] > 0:
-        # δ below the window: the chord from (x = 0, δ = 1) to (e^{z₀}, u₀), read at x = 1
-        u0 = 1.0 - (1.0 - float(u[0])) * math.exp(-float(z[0]))
-        return np.concatenate([[0.0], z]), np.concatenate([[u0], u])
+        return None
+    if keep[0] and z[0] == 0.0:
+        return z[keep], u[keep]
     first = int(np.argmax(keep))
-    if first > 0 and z[first] > 0:
-        first -= 1  # keep the interval that contains ε = 0
-    return z[first:], u[first:]
+    if first > 0 and z[first] > 0 and u[first - 1] < 1.0:
+        # the interval that contains ε = 0, from the last point below it
+        keep[first - 1] = True
+        return z[keep], u[keep]
+    zk, uk = z[keep], u[keep]
+    # δ between ε = 0 and the first point: the chord from (x = 0, δ = 1) to (e^{z₀}, u₀),
+    # read at x = 1, bounds δ(0)
+    u0 = 1.0 - (1.0 - float(uk[0])) * math.exp(-float(zk[0]))
+    return np.concatenate([[0.0], zk]), np.concatenate([[u0], uk])
 
 
 def _holds(mu: float, eps: np.ndarray, u: np.ndarray, delta0: float) -> bool:
@@ -655,7 +690,11 @@ def gdp_mu(items: Iterable[Any], *, delta0: float = 1e-12, method: str | None = 
         return exact if method is None else none
     pts = []
     lower = 0.0
-    for s in _samples_for(its, math.log(d0) - math.log(1e3), tol, 6):
+    try:
+        samples = _samples_for(its, math.log(d0) - math.log(1e3), tol, 6)
+    except _Unresolved:
+        return exact if method is None else none
+    for s in samples:
         p = _points(s, d0)
         if p is None:
             return exact if method is None else none

@@ -601,7 +601,13 @@ def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
 
 
 def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | None = None) -> tuple[Conversion, ...]:
-    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations."""
+    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations.
+
+    Where the PLD engine knows every mechanism (and the exact Gaussian route does not apply),
+    the rows come from its certified trade-off curve (:func:`renyi.pld.tradeoff`, with its
+    lower end in ``lower``), each lowered by the other routes' δ at the curve's own optimal ε
+    where that is smaller.
+    """
     from ._validation import PROBABILITY
 
     rates = [PROBABILITY.check("fpr", f) for f in fprs]

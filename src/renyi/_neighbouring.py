@@ -136,10 +136,10 @@ def _doubled_sensitivity(m: Any) -> Any:
     """``m`` with sensitivity 2Δ under replace-one, or None when that restatement is unknown."""
     import dataclasses
 
-    if type(m).__name__ not in _SENSITIVITY_TYPES or not dataclasses.is_dataclass(m):
+    if type(m).__name__ not in _SENSITIVITY_TYPES or getattr(m, "__dataclass_fields__", None) is None:
         return None
     try:
-        return dataclasses.replace(m, sensitivity=2 * m.sensitivity, neighbouring=REPLACE_ONE)  # type: ignore[type-var]
+        return dataclasses.replace(m, sensitivity=2 * m.sensitivity, neighbouring=REPLACE_ONE)
     except (DomainError, TypeError, ValueError, OverflowError):
         return None  # e.g. 2Δ/b not finite: fall back to group privacy
 

@@ -753,8 +753,8 @@ class Accountant:
         # not mechanisms, and a route may only account for everything that was spent.
         self._live: dict[Any, list[Any]] | None = {}
         self._last_live: tuple[Any, Any] | None = None
-        self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
-        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit]] | None = None
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit, Any]] = {}
+        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit, Any]] | None = None
         self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
@@ -1005,7 +1005,8 @@ class Accountant:
         """The composition of the recorded spends as one guarantee, stated under
         :attr:`neighbouring` (see :meth:`_spent`)."""
         with self._lock:
-            return nbr.with_relation(self._spent(), self._neighbouring)
+            g: Guarantee = nbr.with_relation(self._spent(), self._neighbouring)
+            return g
 
     def _spent(self) -> Guarantee:
         """The composition of the recorded spends as one guarantee (the composition table of

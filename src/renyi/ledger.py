@@ -165,7 +165,8 @@ def guarantee_from_json(obj: dict[str, Any], *, orders: np.ndarray | None = None
         nb = check_neighbouring(obj.get("neighbouring", DEFAULT_NEIGHBOURING), "guarantee.neighbouring")
     except DomainError as exc:
         raise LedgerError(f"malformed guarantee in ledger: {exc}") from None
-    return with_relation(g, nb)
+    out: Guarantee = with_relation(g, nb)
+    return out
 
 
 def _guarantee_from_json(obj: dict[str, Any], orders: np.ndarray | None, epsilons: np.ndarray | None) -> Guarantee:

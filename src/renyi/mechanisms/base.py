@@ -166,8 +166,8 @@ class Mechanism(metaclass=MechanismMeta):
         :class:`~renyi.errors.NeighbouringError` (a :class:`ConversionError`).
         """
         out = to_relation(self, check_neighbouring(neighbouring))
-        g = out if isinstance(out, Guarantee) else out.guarantee
-        return g  # type: ignore[no-any-return]
+        g: Guarantee = out if isinstance(out, Guarantee) else out.guarantee
+        return g
 
     def privacy_loss(self) -> Any:
         """The privacy loss random variable on the worst-case neighbouring pair."""

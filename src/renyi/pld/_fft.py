@@ -69,6 +69,9 @@ def _discounted_tail_sums(x: np.ndarray, rate: float) -> np.ndarray:
     out = np.zeros(n)
     if n <= 1:
         return out
+    if rate <= 0.0:  # no discount (an untilted law, λ = 0): plain strict suffix sums
+        out[:-1] = np.cumsum(x[::-1])[::-1][1:]
+        return out
     length = int(max(1, min(n, math.floor(250.0 / rate))))
     carry = 0.0  # Σ_{B ≥ b₁} x_B e^{−rate·(B − b₁)} for the current block's end b₁
     for end in range(n, 0, -length):

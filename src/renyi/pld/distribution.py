@@ -395,7 +395,17 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             # pair is itself a lower bound on δ(ε)
             p_inf = -math.expm1(sum(c * math.log1p(-min(float(p.inf_mass), 1.0)) if p.inf_mass < 1.0
                                     else -math.inf for p, c in profiles))
-            return p_inf, min(1.0, _inf_mass_of(up) + math.exp(lb))
+            # the grid's cut-off tail sits at +∞ in the pessimistic steps: cut it as deep as the
+            # bound now needs (the Chernoff term is below e^{-700})
+            # (both bounds are valid: the smaller is returned; a deeper cut can also carry more
+            # round-off mass at +∞ from the far left of the grid)
+            first = _inf_mass_of(up) + math.exp(min(lb, 0.0))
+            deep = _quantise_tail(lb - math.log(total) - 14.0)
+            if deep < log_tail:
+                up2, _ = _discretise_all(profiles, h, deep, lower=False)
+                _, lb2 = _lam_for_eps(up2, eps)
+                first = min(first, _inf_mass_of(up2) + math.exp(min(lb2, 0.0)))
+            return p_inf, min(1.0, first)
         log_tail = _quantise_tail(min(lb, -1.0) - math.log(total) - 14.0)
     # grid: an O(T(λ+1)h²) discretisation error, small against ε
     scale = max(abs(e_est), sd, 1e-12)

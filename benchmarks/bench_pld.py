@@ -12,7 +12,8 @@ Tables (one run prints all of them; ratios are peer time ÷ renyi time):
   4. Calibrating σ for a target ε: renyi.dpsgd.noise_multiplier (default route: PLD, one-sided
      on its certified upper bound) against opacus get_noise_multiplier(accountant="prv").
   5. Memory: the peak of traced allocations (tracemalloc; numpy reports its buffers) for the
-     largest cases, and a mixed pipeline of 10⁴ distinct mechanisms (time + memory).
+     largest cases, and a mixed pipeline of distinct mechanisms (time + memory; 200 of them:
+     10⁴, as issue #17 asks, is not reached yet, see the table's note).
   6. (--full) Tightness: bracket width over the DP-SGD grid of issue #17 (q ∈ {0.001, 0.01,
      0.05}, σ ∈ {0.6, 0.8, 1, 1.5, 2, 3}, T ∈ {10², …, 10⁶}, δ ∈ {1e-5, 1e-10}); every case
      whose bracket is wider than 1 % is flagged. The true ε lies in the bracket, so a width
@@ -206,7 +207,10 @@ def table_memory(quick: bool) -> None:
         ("DP-SGD q=0.05 σ=0.6 T=10⁶ δ=1e-10", lambda: renyi_pld([(0.05, 0.6, 10**6)], 1e-10)),
         ("50 phases", lambda: renyi_pld(phases_of(50), 1e-5)),
     ]
-    n = 1000 if quick else 10**4
+    # Issue #17 asks for 10⁴ distinct mechanisms; every distinct mechanism costs its own
+    # discretisation and transform (≈ 0.1–0.4 s each on this machine), so 10⁴ takes far too
+    # long yet: the table shows the per-mechanism cost at a size that runs.
+    n = 50 if quick else 200
     cases.append((f"mixed pipeline, {n} distinct mechanisms δ=1e-6", lambda: epsilon_bounds(mixed_pipeline(n), 1e-6)))
     for name, fn in cases:
         mb, el, out = peak_mb(fn)

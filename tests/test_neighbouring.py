@@ -459,3 +459,24 @@ def test_ledger_show_states_the_relation(tmp_path):
     assert data["header"]["neighbouring"] == RO and data["totals"]["neighbouring"] == RO
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert text.returncode == 0 and "replace-one neighbours" in " ".join(text.stdout.split())
+
+
+def test_calibration_against_a_replace_one_target_restates_the_mechanism():
+    """σ for a replace-one (ε, δ) target is the add/remove σ for sensitivity 2 (exact Gaussian),
+    i.e. twice the add/remove σ; the achieved guarantee says replace-one."""
+    a = renyi.calibrate(lambda s: Gaussian(s), ApproxDP(1.0, 1e-5))
+    r = renyi.calibrate(lambda s: Gaussian(s), ApproxDP(1.0, 1e-5, neighbouring=RO))
+    assert float(r.value) == pytest.approx(2 * float(a.value), rel=1e-6)
+    assert r.achieved.neighbouring == RO and a.achieved.neighbouring == AR
+    assert gaussian_epsilon(2.0 / float(r.value), 1e-5) <= 1.0 + 1e-9
+    lap = renyi.calibrate(lambda b: Laplace(b), PureDP(1.0, neighbouring=RO))
+    assert float(lap.value) == pytest.approx(2.0, rel=1e-6) and lap.achieved.neighbouring == RO
+
+
+def test_routes_align_a_mixed_list():
+    """A plain list of items given to the routes is stated under one relation too."""
+    rr = RandomizedResponse(1.0)
+    it = routes.items([(Gaussian(2.0), 3), (rr, 1)])
+    assert it.items == ((Gaussian(2.0, 2.0, neighbouring=RO), 3), (rr, 1))
+    assert routes.best_epsilon([(Gaussian(2.0), 3), (rr, 1)], 1e-6).value == pytest.approx(
+        compose((Gaussian(2.0), 3), rr).epsilon(1e-6), rel=1e-12)

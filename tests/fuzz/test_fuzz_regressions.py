@@ -130,3 +130,18 @@ def test_cli_warnings_are_one_line(capsys):
         warnings.warn("overflow encountered", RuntimeWarning)
     err = capsys.readouterr().err
     assert err == "warning: PLD could not resolve\n"
+
+
+def test_discrete_laplace_epsilon_root_uses_the_exact_delta():
+    """DiscreteLaplace(1e-16).epsilon(0.7) took > 5 s: each step of its root search asked the
+    whole route table; the exact δ (no route is smaller) is enough."""
+    import time
+
+    m = renyi.DiscreteLaplace(scale=1e-16)
+    m.epsilon(0.5)  # imports paid here
+    t0 = time.perf_counter()
+    assert m.epsilon(0.6985904132976533) == 1e16
+    assert time.perf_counter() - t0 < 2.0
+    m = renyi.DiscreteLaplace(scale=0.5)
+    e = m.epsilon(1e-6)
+    assert m.delta(e) <= 1e-6 and m.delta(e * (1 - 1e-6)) > 1e-6

@@ -37,6 +37,8 @@ __all__ = [
     "figure_for",
     "plrv_figure",
     "report_figure",
+    "tradeoff_data",
+    "tradeoff_figure",
     "save_figure",
     "epsilon_vs_count",
     "rdp_curve",
@@ -458,11 +460,94 @@ def report_figure(report: Any) -> Figure:
     return fig
 
 
+# --------------------------------------------------------------------------------------
+# The hypothesis-testing view: the trade-off curve
+# --------------------------------------------------------------------------------------
+def tradeoff_data(composition: Any, *, points: int = 60, log_fpr: bool = False) -> dict[str, Any]:
+    """The series of :func:`tradeoff_figure`: FPR grid, the PLD's certified TPR bracket, the
+    μ-GDP statement's curve, and the TPR implied by the RDP route.
+
+    Args:
+        composition: a mechanism, guarantee, ``(item, count)`` pair or list (as for
+            :func:`renyi.routes.best_epsilon`); the PLD curves need mechanisms it knows.
+        points: number of false-positive rates.
+        log_fpr: FPRs spaced logarithmically from 1e-5 (else linearly from 0).
+    """
+    from . import routes
+    from .errors import ConversionError
+
+    if log_fpr:
+        fpr = np.geomspace(1e-5, 1.0, points)
+    else:
+        fpr = np.linspace(0.0, 1.0, points)
+    it = routes.items(composition, offer_pld=True)
+    out: dict[str, Any] = {"fpr": fpr}
+    pld = routes.pld_available()
+    if pld is not None:
+        try:
+            t = pld.tradeoff(list(it.items), fpr)
+            out["pld_upper"], out["pld_lower"] = t.upper, t.lower
+            g = pld.gdp_mu(list(it.items))
+            if math.isfinite(g.mu):
+                out["gdp"] = g
+                out["gdp_tpr"] = g.tpr(fpr)
+        except ConversionError as exc:
+            out["pld_note"] = str(exc)
+    try:
+        out["rdp"] = np.array([c.value for c in routes.tpr_bounds(it, tuple(float(a) for a in fpr), "rdp")])
+    except ConversionError:
+        pass
+    return out
+
+
+@_styled
+def tradeoff_figure(composition: Any, *, points: int = 60, log_fpr: bool = False, title: str = "",
+                    ax: Any = None) -> Figure:
+    """The attacker's true-positive rate against the false-positive rate: the PLD's certified
+    upper bound (with its lower end), the tightest μ-GDP curve that holds, the RDP-implied
+    bound for comparison and the random-guess diagonal. Lower curves mean more privacy."""
+    d = tradeoff_data(composition, points=points, log_fpr=log_fpr)
+    fig, ax = _target(ax)
+    x = d["fpr"]
+    ax.plot(x, x, color="#999999", lw=1.0, ls=":", label="random guess (TPR = FPR)")
+    if "rdp" in d:
+        ax.plot(x, d["rdp"], color=COLOURS["rdp"], ls="--", label="RDP route: min over ε of e^ε·FPR + δ(ε)")
+    if "gdp" in d:
+        g = d["gdp"]
+        extra = f" + δ₀ (δ₀ = {g.delta0:g})" if g.delta0 > 0 else ""
+        ax.plot(x, d["gdp_tpr"], color=COLOURS["zcdp"], ls="-.", lw=1.6,
+                label=f"μ-GDP, μ = {_up(g.mu)}: Φ(Φ⁻¹(FPR) + μ){extra}")
+    if "pld_upper" in d:
+        ax.plot(x, d["pld_upper"], color=COLOURS["exact"], lw=2.2, label="PLD: certified upper bound")
+        if np.any(d["pld_upper"] - d["pld_lower"] > 1e-2 * d["pld_upper"] + 1e-6):
+            ax.fill_between(x, d["pld_lower"], d["pld_upper"], color=COLOURS["exact"], alpha=0.15,
+                            label="PLD bracket [lower, upper]")
+    if log_fpr:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x[0], 1.0)
+        ax.set_ylim(x[0], 1.05)
+    else:
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("false-positive rate α")
+    ax.set_ylabel("true-positive rate (upper bound)")
+    ax.set_title(title or "Membership test trade-off")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def _tradeoff_report(report: Any, *, points: int = 60, log_fpr: bool = False) -> Figure:
+    return tradeoff_figure(report.total, points=points, log_fpr=log_fpr,
+                           title=f"Membership test trade-off of {_name(report)}")
+
+
 def figure_for(kind: str, **kwargs: Any) -> Figure:
-    """Dispatch used by the CLI: ``kind`` in report | rdp | profile | plrv | compositions."""
+    """Dispatch used by the CLI: ``kind`` in report | rdp | profile | plrv | compositions |
+    tradeoff."""
     figures: dict[str, Callable[..., Figure]] = {
         "report": report_figure, "rdp": rdp_figure, "profile": profile_figure, "plrv": plrv_figure,
-        "compositions": compositions_figure,
+        "compositions": compositions_figure, "tradeoff": _tradeoff_report,
     }
     return figures[kind](**kwargs)
 

@@ -176,6 +176,9 @@ class Report:
     #: (FPR, upper bound on the attacker's TPR, route) at the FPRs of
     #: :data:`renyi.routes.DEFAULT_FPRS` (the hypothesis-testing view of the same composition)
     tradeoff: tuple[tuple[float, float, str], ...] = ()
+    #: the tightest certified μ-GDP statement (:class:`renyi.pld.GDPBound`: ``mu``, ``delta0``,
+    #: ``method``, ``lower``), or None where no finite μ is known
+    gdp: Any = None
     #: the composed guarantee and the composed RDP curve (for plots; not serialised)
     total: Any = field(default=None, compare=False, repr=False)
     curve: Any = field(default=None, compare=False, repr=False)
@@ -218,6 +221,8 @@ class Report:
             "budget": None if self.budget is None else self.budget.to_dict(),
             "warnings": list(self.warnings),
             "tradeoff": [{"fpr": f, "tpr": t, "route": m} for f, t, m in self.tradeoff],
+            "gdp": None if self.gdp is None else {"mu": _j(self.gdp.mu), "delta0": self.gdp.delta0,
+                                                  "method": self.gdp.method, "lower": self.gdp.lower},
         }
 
 
@@ -378,8 +383,10 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
                         "their guarantees do not compose directly: state every mechanism under one relation")
 
     tpr: tuple[tuple[float, float, str], ...] = ()
+    gdp: Any = None
     if tradeoff:
         step("trade-off")
+        gdp = _gdp_statement(it)  # first: its deeper PLD samples serve the TPR rows too
         tpr = tuple((f, c.value, c.method) for f, c in
                     zip(_routes.DEFAULT_FPRS, _routes.tpr_bounds(it, _routes.DEFAULT_FPRS, method)))
 
@@ -390,8 +397,23 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
         source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
         witness=best.witness, route=best.key, routes=tuple(routes), shares=tuple(shares), budget=status,
         guarantee=repr(total), rdp_witness=rdp_witness, rho=rho_total, warnings=tuple(warnings),
-        tradeoff=tpr, total=total, curve=curve, entries=entries,
+        tradeoff=tpr, gdp=gdp, total=total, curve=curve, entries=entries,
     )
+
+
+def _gdp_statement(it: Any) -> Any:
+    """The tightest certified μ-GDP statement (:func:`renyi.pld.gdp_mu`), None where none is
+    known (no PLD engine, a mechanism without a known loss, or no finite μ)."""
+    from .errors import ConversionError
+
+    pld = _routes.pld_available()
+    if pld is None:
+        return None
+    try:
+        b = pld.gdp_mu(list(it.items))
+    except (ConversionError, ValueError):
+        return None
+    return b if math.isfinite(b.mu) else None
 
 
 def describe(entry: Entry) -> str:

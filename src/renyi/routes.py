@@ -601,11 +601,23 @@ def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
 
 
 def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | None = None) -> tuple[Conversion, ...]:
-    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations."""
+    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations.
+
+    Where the PLD engine knows every mechanism (and the exact Gaussian route does not apply),
+    the rows come from its certified trade-off curve (:func:`renyi.pld.tradeoff`, with its
+    lower end in ``lower``), each lowered by the other routes' δ at the curve's own optimal ε
+    where that is smaller.
+    """
     from ._validation import PROBABILITY
 
     rates = [PROBABILITY.check("fpr", f) for f in fprs]
     it = items(obj)
+    if method == "pld" or (method is None and not _exact_applies(it)):
+        curve = _pld_curve(it, rates)
+        if curve is not None:
+            return tuple(_with_cheap_routes(it, rates, curve) if method is None else _pld_rows(curve))
+        if method == "pld":
+            raise ConversionError("no privacy loss distribution is known for every mechanism of this composition")
     cache: dict[float, tuple[float, str]] = {}
     # The search needs δ(ε) at some fifty ε's: without a named method it runs on the routes
     # that answer in milliseconds, and the numerical PLD route (one composition per call) is
@@ -685,3 +697,52 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
         out.append(Conversion(value, eps_best, name,
                               detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
     return tuple(out)
+
+
+def _exact_applies(it: Items) -> bool:
+    """True when the exact (Gaussian DP) route applies: its search below is then exact."""
+    try:
+        _gdp_total(it)
+    except ConversionError:
+        return False
+    return True
+
+
+_PLD_TPR_DETAIL = "TPR ≤ min over grid ε of e^ε·FPR + δ_PLD(ε) (DRS19 Prop. 2.12)"
+
+
+def _pld_curve(it: Items, rates: Sequence[float]) -> Any:
+    """The PLD's own certified trade-off curve (:func:`renyi.pld.tradeoff`: the infimum over
+    every grid ε of the composed pessimistic PLD, with its optimistic lower end), or None."""
+    try:
+        return _pld_module(it).tradeoff(list(it.items), list(rates))
+    except ConversionError:
+        return None
+
+
+def _pld_rows(curve: Any) -> list[Conversion]:
+    return [Conversion(float(up), float(e), "pld", lower=float(lo), detail=_PLD_TPR_DETAIL)
+            for up, lo, e in zip(curve.upper, curve.lower, curve.epsilon)]
+
+
+def _with_cheap_routes(it: Items, rates: Sequence[float], curve: Any) -> list[Conversion]:
+    """The PLD rows, each lowered by the fast routes' δ at the PLD's own optimal ε where that
+    is smaller (both are valid; the PLD curve is the near-exact one, so one ε per rate is
+    enough instead of the routes' own search)."""
+    cheap = [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
+    out = _pld_rows(curve)
+    for i, (a, c) in enumerate(zip(rates, out)):
+        eps = max(0.0, float(c.witness or 0.0))
+        res = []
+        for r in cheap:
+            try:
+                res.append(RouteResult(r, r.delta(it, eps)))
+            except ConversionError as exc:
+                res.append(RouteResult(r, None, str(exc)))
+        b = best(res, none_value=1.0)
+        d = min(1.0, b.value)
+        t = max(a, min(1.0, math.exp(eps) * a + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a)))
+        if t < c.value:
+            out[i] = Conversion(t, eps, b.method,
+                                detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)")
+    return out

@@ -12,7 +12,8 @@ from ._common import DelayedProgress, console, print_json, user_errors
 from .mechanism import KOpt, Mech, POpt, ScaleOpt, SensOpt, SigmaOpt
 
 app = typer.Typer(
-    help="Figures: ε vs compositions, RDP curves, privacy profiles, the privacy loss distribution.",
+    help="Figures: ε vs compositions, RDP curves, privacy profiles, the privacy loss distribution, "
+         "the membership-test trade-off curve.",
     no_args_is_help=True, rich_markup_mode=None,
 )
 
@@ -107,6 +108,39 @@ def profile(pipeline: PipeArg, output: OutOpt = Path("profile.png"), delta: Delt
         with DelayedProgress("computing δ(ε)") as step:
             save_figure("profile", output, report=r, points=points, progress=step)
         _done("profile", output, json_, {"epsilon": r.epsilon, "delta": r.delta})
+
+
+@app.command()
+def tradeoff(pipeline: PipeArg, output: OutOpt = Path("tradeoff.png"), delta: DeltaOpt = None,
+             log_fpr: Annotated[bool, typer.Option("--log-fpr", help="Logarithmic FPR and TPR axes.")] = False,
+             points: Annotated[int, typer.Option(help="Number of false-positive rates.")] = 60,
+             json_: JsonOpt = False) -> None:
+    """The attacker's true-positive rate against the false-positive rate (membership test).
+
+    Draws the PLD's certified upper bound, the tightest μ-GDP curve that holds, the RDP-implied
+    bound and the random-guess diagonal.
+
+    Examples:
+
+        renyi plot tradeoff examples/dpsgd.toml -o dpsgd-tradeoff.png
+
+        renyi plot tradeoff examples/dpsgd.toml --log-fpr -o dpsgd-tradeoff.svg
+    """
+    with user_errors():
+        from ._plotting import check_output, save_figure
+
+        check_output(output)
+        if points < 2:
+            from ._common import EXIT_USER, CLIError
+
+            raise CLIError(f"--points must be at least 2; got {points}", EXIT_USER)
+        r = _report(pipeline, delta)
+        with DelayedProgress("computing the trade-off curve"):
+            save_figure("tradeoff", output, report=r, points=points, log_fpr=log_fpr)
+        extra: dict[str, Any] = {"log_fpr": log_fpr}
+        if getattr(r, "gdp", None) is not None:
+            extra["gdp"] = {"mu": r.gdp.mu, "delta0": r.gdp.delta0, "method": r.gdp.method}
+        _done("tradeoff", output, json_, extra)
 
 
 @app.command()

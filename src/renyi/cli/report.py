@@ -105,6 +105,18 @@ def render_report(r: Any, plot: Path | None = None) -> None:
         routes_used = sorted({m for _, _, m in r.tradeoff})
         tl.append(f"   (membership test, route {'/'.join(routes_used)})", style="dim")
         c.print(tl)
+    g = getattr(r, "gdp", None)
+    if g is not None:
+        gl = Text()
+        gl.append("μ-GDP: μ ≤ ")
+        gl.append(fmt_up(g.mu), style="bold")
+        if g.delta0 > 0:
+            gl.append(f" up to δ₀ = {fmt_num(g.delta0)}")
+        how = "composition of Gaussian DP" if g.method == "gdp" else "PLD"
+        if g.lower is not None and g.method == "pld":
+            how += f", bracket [{fmt_down(g.lower)}, {fmt_up(g.mu)}]"
+        gl.append(f"   (TPR ≤ Φ(Φ⁻¹(FPR) + μ){' + δ₀' if g.delta0 > 0 else ''}; {how})", style="dim")
+        c.print(gl)
     c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
 
     t = Table(title="The same pipeline through each accounting route", title_justify="left", show_lines=False)

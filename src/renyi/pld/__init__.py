@@ -7,7 +7,9 @@ The contract used by :mod:`renyi.routes`:
   ε (or δ) of a composition given as (mechanism, count) pairs.
 
 The richer API: :class:`PrivacyLossDistribution` (a value with ``+``, ``compose(k)``,
-``epsilon(δ)``/``delta(ε)`` returning :class:`Bounds`).
+``epsilon(δ)``/``delta(ε)`` returning :class:`Bounds`), and the hypothesis-testing view:
+:func:`tradeoff` (the attacker's TPR at given FPRs, certified bracket) and :func:`gdp_mu` (the
+tightest certified μ-GDP statement).
 
 Examples:
     >>> from renyi.mechanisms import Gaussian
@@ -23,10 +25,11 @@ import os
 
 from ._profiles import supports as _supports
 from .accountant import PLDAccountant
+from .curves import GDPBound, TradeOff, gdp_mu, tradeoff
 from .distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
 
 __all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution",
-           "PLDAccountant", "ROUTE_ENABLED"]
+           "PLDAccountant", "ROUTE_ENABLED", "tradeoff", "gdp_mu", "TradeOff", "GDPBound"]
 
 #: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` (the default minimum
 #: over routes). Off by default for now: one PLD question costs 0.1–2 s, which the calibration

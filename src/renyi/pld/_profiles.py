@@ -248,6 +248,8 @@ class PoissonProfile(Profile):
 def _gaussian(mu: float) -> Profile:
     from ..plrv import GaussianPrivacyLoss
 
+    if mu == 0.0:  # μ = 0 (e.g. GDP(0)): P = Q, the loss is 0 surely
+        return AtomProfile(np.array([0.0]), np.array([1.0]), 0.0, np.array([0.0]), np.array([1.0]), 0.0)
     return LossProfile(GaussianPrivacyLoss(mu * mu / 2.0))
 
 

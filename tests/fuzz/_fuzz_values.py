@@ -25,6 +25,10 @@ DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
     "order": (1.0, math.inf, False, True),
     # orders of curves that extend to the KL limit α = 1 (pure_dp_rdp)
     "order_kl": (1.0, math.inf, True, True),
+    # expectations of counts (Tuning's mean): [1, ∞)
+    "ge1": (1.0, math.inf, True, False),
+    # orders of Rényi divergences and power means: α ∈ [0, ∞]
+    "order_any": (0.0, math.inf, True, True),
     # GDP's μ: ρ = μ²/2 must be a finite double
     "gdp_mu": (0.0, math.sqrt(1.7976931348623157e308), True, True),
     "real": (-math.inf, math.inf, False, False),

@@ -287,7 +287,8 @@ def test_header_contents(tmp_path):
     con.close()
     assert header["format"] == "renyi-ledger" and header["schema_version"] == SCHEMA_VERSION
     assert header["grid"] == default_orders().tolist()
-    assert header["budget"] == {"type": "ZCDP", "rho": 0.5, "xi": 0.0}
+    assert header["budget"] == {"type": "ZCDP", "rho": 0.5, "xi": 0.0, "neighbouring": "add_remove"}
+    assert header["neighbouring"] == "add_remove"
     assert header["filter_orders"] == list(DEFAULT_FILTER_ORDERS)
     assert con is not None
 

@@ -279,7 +279,8 @@ def test_curve_spends_are_read_back(tmp_path):
     from renyi.subsampling import PoissonSubsampled
 
     path = str(tmp_path / "c.db")
-    with Accountant(ledger=path) as acct:
+    # randomized response is replace-one: the add/remove spends are converted to it
+    with Accountant(ledger=path, neighbouring="replace_one") as acct:
         acct.spend(Laplace(2.0))
         acct.spend(RandomizedResponse(epsilon=1.0))
         acct.spend(PoissonSubsampled(Gaussian(1.1), 0.01), count=100)

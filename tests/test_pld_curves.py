@@ -238,7 +238,7 @@ def test_gdp_helpers_match_closed_forms() -> None:
 def test_k_fold_laplace_brackets_the_mpmath_profile(k: int) -> None:
     """k-fold Laplace (Δ/b = 0.5): lower ≤ exact δ(ε) ≤ upper, exact from mpmath."""
     t = 0.5
-    for eps in (0.1, 0.8, 1.7):
+    for eps in ((0.1, 0.8, 1.7) if k < 5 else (0.3, 1.7)):
         exact = _laplace_delta(t, k, eps)
         lo, hi = delta_bounds([(Laplace(1.0 / t), k)], eps)
         assert lo <= exact * (1 + 1e-12) and exact <= hi, (eps, lo, exact, hi)
@@ -272,7 +272,7 @@ def test_k_fold_gaussian_epsilon_forced_pld_is_valid_and_tight() -> None:
 
 
 def test_edges_are_finite_and_valid() -> None:
-    """δ = 1e-30, δ at ε = 1000, q = 1 (the Gaussian), T = 10⁶ on mixtures: finite, valid."""
+    """δ = 1e-30 on a mixture, δ at ε = 1000: finite, valid, no exception."""
     mixed = [(Laplace(20.0), 30), (RandomizedResponse(0.2), 10), (PoissonSubsampled(Gaussian(1.5), 0.02), 500)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RenyiNumericalWarning)
@@ -281,11 +281,16 @@ def test_edges_are_finite_and_valid() -> None:
         assert hi <= routes.best_epsilon(mixed, 1e-30, "rdp").value
         lo, hi = delta_bounds([(PoissonSubsampled(Gaussian(1.0), 0.01), 1000)], 1000.0)
         assert 0.0 <= lo <= hi < 1e-100
-        # q = 1 is the Gaussian: the PLD ε is never below the exact one
+
+
+@pytest.mark.slow
+def test_long_compositions_are_finite_and_valid() -> None:
+    """q = 1 at T = 10⁵ (the Gaussian: never below the exact ε); trade-off at T = 10⁶."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RenyiNumericalWarning)
         exact = routes.best_epsilon((Gaussian(3.0), 10**5), 1e-10, "exact").value
         lo, hi = epsilon_bounds([(PoissonSubsampled(Gaussian(3.0), 1.0), 10**5)], 1e-10)
         assert lo <= exact <= hi
-        # the trade-off and μ-GDP at T = 10⁶ are finite too
         m = PoissonSubsampled(Gaussian(2.0), 0.001)
         t = tradeoff([(m, 10**6)], [1e-3, 0.1])
         assert np.all(np.isfinite(t.upper)) and np.all(t.lower <= t.upper)
@@ -310,7 +315,7 @@ def test_dpsgd_upper_is_above_dp_accounting_optimistic_pld() -> None:
     need("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as peer_pld
 
-    for q, sigma, steps, d in ((0.01, 1.0, 1000, 1e-5), (0.05, 0.8, 200, 1e-8)):
+    for q, sigma, steps, d in ((0.05, 0.8, 200, 1e-8),):
         one = peer_pld.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=False,
                                                value_discretization_interval=1e-4, sampling_prob=q,
                                                use_connect_dots=False)
@@ -333,11 +338,10 @@ type = "laplace"
 scale = 10.0
 count = 5
 [[mechanism]]
-name = "sgd"
-type = "gaussian"
-sigma = 1.0
-sampling = { scheme = "poisson", rate = 0.05 }
-count = 50
+name = "survey"
+type = "randomized_response"
+epsilon = 0.5
+count = 3
 """
 
 
@@ -371,20 +375,41 @@ def test_report_and_plot_give_the_gdp_line_and_the_curve(tmp_path, monkeypatch) 
     cli_report.render_report(r)
     assert "μ-GDP: μ ≤ " in buf.getvalue() and "attacker's TPR" in buf.getvalue()
 
+    from renyi.plots import figure_for, save_figure
+
     out = tmp_path / "t.png"
+    save_figure(figure_for("tradeoff", report=r, points=5, log_fpr=True), out)
+    assert out.stat().st_size > 1000
+    # the CLI command exists and checks its output before computing anything
+    res = CliRunner().invoke(app, ["plot", "tradeoff", str(f), "-o", str(tmp_path / "t.txt")])
+    assert res.exit_code == 2 and "png" in res.output
+    res = CliRunner().invoke(app, ["plot", "tradeoff", "--help"])
+    assert res.exit_code == 0 and "--log-fpr" in res.output
+
+
+@pytest.mark.slow
+def test_plot_tradeoff_cli_writes_a_figure(tmp_path) -> None:  # noqa: ANN001
+    """`renyi plot tradeoff --json` writes the file and reports the μ-GDP statement."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    f = tmp_path / "p.toml"
+    f.write_text(_PIPE)
+    out = tmp_path / "t.svg"
     res = CliRunner().invoke(app, ["plot", "tradeoff", str(f), "-o", str(out), "--points", "8", "--json"],
                              catch_exceptions=False)
     assert res.exit_code == 0 and out.stat().st_size > 1000
     assert json.loads(res.output)["gdp"]["method"] == "pld"
-    res = CliRunner().invoke(app, ["plot", "tradeoff", str(f), "-o", str(tmp_path / "t.txt")])
-    assert res.exit_code == 2
 
 
 def test_tradeoff_data_series_are_ordered() -> None:
     """The figure's series: diagonal ≤ PLD lower ≤ PLD upper ≤ μ-GDP curve, PLD ≤ RDP."""
     from renyi.plots import tradeoff_data
 
-    d = tradeoff_data([(PoissonSubsampled(Gaussian(1.0), 0.05), 50)], points=9, log_fpr=True)
+    d = tradeoff_data([(PoissonSubsampled(Gaussian(1.0), 0.05), 50)], points=5, log_fpr=True)
     assert d["fpr"][0] == pytest.approx(1e-5) and d["fpr"][-1] == pytest.approx(1.0)
     x = d["fpr"]
     assert np.all(x <= d["pld_lower"] + 1e-15) and np.all(d["pld_lower"] <= d["pld_upper"])

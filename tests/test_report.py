@@ -130,11 +130,19 @@ def test_rho_budget_status():
         assert r.budget.spent >= r.rho and r.budget.holds is (r.rho <= limit)
 
 
-def test_mixed_neighbouring_relations_warn():
-    """Mixing add/remove and replace-one mechanisms is flagged."""
+def test_mixed_neighbouring_relations_are_converted_and_stated():
+    """Mixing add/remove and replace-one mechanisms: the total is stated under replace-one,
+    the add/remove entry is converted (Gaussian with doubled sensitivity), and the report says so."""
     r = compute_report(_pipe([{"name": "g", "type": "gaussian", "sigma": 3.0},
                               {"name": "rr", "type": "randomized_response", "epsilon": 1.0}]))
-    assert any("neighbouring" in w for w in r.warnings)
+    assert r.neighbouring == "replace_one" and r.to_dict()["neighbouring"] == "replace_one"
+    assert "converted: g" in r.neighbouring_note and "replace-one" in r.neighbouring_note
+    assert "converted to replace-one" in r.shares[0].assumption
+    from renyi.mechanisms import RandomizedResponse
+
+    same = renyi.compose(renyi.Gaussian(3.0, 2.0, neighbouring="replace_one"), RandomizedResponse(1.0))
+    assert r.route_by_key("rdp").epsilon == pytest.approx(same.epsilon(r.delta, method="rdp"), rel=1e-9)
+    assert r.epsilon <= same.epsilon(r.delta) * (1 + 1e-9)
 
 
 def test_report_is_strict_json():

@@ -71,10 +71,14 @@ def _headline(r: Any) -> str:
     return f"ε ≤ {fmt_up(r.epsilon)} at δ = {fmt_num(r.delta)} — {r.method}{wit}  ({r.source}{title})"
 
 
+def _neighbours_line(r: Any) -> str:
+    return f"neighbours: {getattr(r, 'neighbouring_note', '') or _relation_words(getattr(r, 'neighbouring', 'add_remove'))}"
+
+
 def report_html(r: Any) -> str:
     """The HTML view of a :class:`renyi.report.Report`."""
     routes, best = _route_rows(r)
-    parts = [f"<div><p><b>{html.escape(_headline(r))}</b></p>",
+    parts = [f"<div><p><b>{html.escape(_headline(r))}</b></p><p>{html.escape(_neighbours_line(r))}</p>",
              _table("The same pipeline through each definition", _ROUTE_HEADER, routes, best),
              _table(f"Mechanisms (share of the RDP curve at α* = {_alpha(r.rdp_witness)})", _SHARE_HEADER,
                     _share_rows(r))]
@@ -101,7 +105,7 @@ def report_rich(r: Any) -> Any:
     from rich.text import Text
 
     routes, best = _route_rows(r)
-    items: list[Any] = [Text(_headline(r), style="bold"),
+    items: list[Any] = [Text(_headline(r), style="bold"), Text(_neighbours_line(r), style="dim"),
                         _rich_table("The same pipeline through each definition", _ROUTE_HEADER, routes, best),
                         _rich_table(f"Mechanisms (share of the RDP curve at α* = {_alpha(r.rdp_witness)})",
                                     _SHARE_HEADER, _share_rows(r))]
@@ -111,10 +115,16 @@ def report_rich(r: Any) -> Any:
     return Group(*items)
 
 
+def _relation_words(relation: str) -> str:
+    return {"add_remove": "add/remove (one record added or removed)",
+            "replace_one": "replace-one (one record replaced)"}.get(relation, relation)
+
+
 def _accountant_rows(r: Any) -> list[list[str]]:
     rows = [["spends", f"{r.spends:,} ({r.count:,} runs)"], ["spent", repr(r.spent)],
             ["budget", "none" if r.budget is None else repr(r.budget)],
-            ["remaining", "–" if r.remaining is None else repr(r.remaining)], ["filter", r.filter]]
+            ["remaining", "–" if r.remaining is None else repr(r.remaining)], ["filter", r.filter],
+            ["neighbours", _relation_words(getattr(r, "neighbouring", "add_remove"))]]
     if r.epsilon is not None and r.delta is not None:
         wit = f", α = {_alpha(r.witness)}" if r.witness is not None else ""
         rows.append(["ε", f"{fmt_up(r.epsilon)} at δ = {fmt_num(r.delta)} ({r.method}{wit})"])

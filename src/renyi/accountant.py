@@ -39,12 +39,13 @@ from typing import IO, Any
 import numpy as np
 
 from . import conversions as conv
+from . import _neighbouring as nbr
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
 from ._version import __version__
 from . import routes as _routes
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
 from .definitions.base import Item, items_of
-from .errors import BudgetExceededError, ConversionError, DomainError, LedgerError
+from .errors import BudgetExceededError, ConversionError, DomainError, LedgerError, NeighbouringError
 from .ledger import (
     LEDGER_FORMAT,
     SCHEMA_VERSION,
@@ -295,6 +296,17 @@ def _item_key(item: Any) -> Any:
     except TypeError:
         return None
     return key
+
+
+def _restate(item: Any, relation: str) -> Any:
+    """``item`` stated under the accountant's ``relation`` (see :mod:`renyi._neighbouring`)."""
+    try:
+        return nbr.to_relation(item, relation)
+    except NeighbouringError as exc:
+        hint = (" (create the accountant with neighbouring='replace_one', or a budget stated under "
+                "replace-one, to convert add/remove spends instead)" if relation == nbr.ADD_REMOVE else "")
+        raise NeighbouringError(f"this accountant is {nbr.words(relation)}: {exc}{hint}",
+                                name="neighbouring", value=exc.value) from None
 
 
 def _resolve(item: Any) -> tuple[Guarantee, str | None]:
@@ -552,6 +564,8 @@ class AccountantReport:
     #: what ``epsilon`` rests on (see :mod:`renyi.routes`), e.g. that the sequence was fixed
     #: in advance; the budget itself is enforced by a filter valid under full adaptivity
     assumption: str | None = None
+    #: the neighbouring relation the totals and the budget are stated under
+    neighbouring: str = nbr.DEFAULT
 
     def _repr_html_(self) -> str:
         """An HTML table of the summary (Jupyter shows it for a bare ``acc.report()``)."""
@@ -588,6 +602,7 @@ class AccountantReport:
             "grid_size": self.grid_size,
             "lower": num(self.lower),
             "assumption": self.assumption,
+            "neighbouring": self.neighbouring,
         }
 
 
@@ -599,7 +614,10 @@ def _budget_json(budget: Guarantee, grid: np.ndarray) -> dict[str, Any]:
 
 def _comparable(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: _comparable(v) for k, v in obj.items() if k != "label"}
+        out = {k: _comparable(v) for k, v in obj.items() if k != "label"}
+        if "type" in out:  # a guarantee stored before relations were recorded: the default
+            out.setdefault("neighbouring", nbr.DEFAULT)
+        return out
     return obj
 
 
@@ -626,16 +644,26 @@ class Accountant:
             fewer orders cost less union bound, a single order is the filter of [FZ21] Thm 3.1.
         approx_delta: δ_A ∈ [0, δ), the part of an (ε, δ) budget's δ reserved for approximate
             spends (``ApproxDP`` with δ > 0, PTR, …). Default 0: such spends are refused.
+        neighbouring: the neighbouring relation of the totals, ``"add_remove"`` or
+            ``"replace_one"``. With a budget it is the budget's own (``budget.neighbouring``;
+            giving a different one is an error); without, it defaults to add/remove. An
+            existing ledger brings its own. Spends stated under add/remove are converted to a
+            replace-one accountant (a noise mechanism with its sensitivity doubled, else group
+            privacy of two; :mod:`renyi._neighbouring`); replace-one spends to an add/remove
+            accountant are refused with :class:`~renyi.errors.NeighbouringError`, since a
+            replace-one guarantee does not imply an add/remove one.
 
     Raises:
         TypeError: for a budget of an unsupported kind.
-        DomainError: for bad ``approx_delta`` / ``filter_orders``.
+        DomainError: for bad ``approx_delta`` / ``filter_orders`` / ``neighbouring``, or a
+            ``neighbouring`` that differs from the budget's.
         LedgerError: for a corrupted, foreign or newer-version ledger, or a budget that
             differs from the one stored in the ledger.
     """
 
     def __init__(self, budget: Guarantee | None = None, ledger: Any = None, *,
-                 filter_orders: Iterable[float] | None = None, approx_delta: float | None = None) -> None:
+                 filter_orders: Iterable[float] | None = None, approx_delta: float | None = None,
+                 neighbouring: str | None = None) -> None:
         if budget is not None and not isinstance(budget, Guarantee):
             raise TypeError(f"budget must be a guarantee or None; got {type(budget).__name__}")
         if ledger is not None and not isinstance(ledger, (Ledger, str, os.PathLike)):
@@ -650,6 +678,15 @@ class Accountant:
                                   name="filter_orders", value=fo)
         if approx_delta is not None:
             approx_delta = UNIT_CLOSED_OPEN.check("approx_delta", approx_delta)
+        if neighbouring is not None:
+            neighbouring = nbr.check_neighbouring(neighbouring)
+        relation = nbr.relation_of(budget) if budget is not None else (neighbouring or nbr.DEFAULT)
+        if budget is not None and neighbouring is not None and neighbouring != relation:
+            raise DomainError(
+                f"neighbouring must be the budget's relation, {relation!r} (the budget {budget!r} is stated "
+                f"under {nbr.words(relation)} neighbours); got {neighbouring!r}: state the budget under "
+                f"{neighbouring!r}, e.g. {type(budget).__name__}(..., neighbouring={neighbouring!r})",
+                name="neighbouring", value=neighbouring)
 
         grid = default_orders()
         if fo is not None:
@@ -663,6 +700,7 @@ class Accountant:
             "filter_orders": encode_floats(fo if fo is not None else np.asarray(DEFAULT_FILTER_ORDERS)),
             "approx_delta": approx_delta or 0.0,
             "budget": None if budget is None else _budget_json(budget, grid),
+            "neighbouring": relation,
         }
         if budget is not None:
             _make_filter(proposal, decode_floats(proposal["grid"]))  # validate before touching a file
@@ -693,6 +731,13 @@ class Accountant:
                 raise LedgerError("filter_orders differ from those stored in the ledger")
             if approx_delta is not None and header.get("approx_delta") != approx_delta:
                 raise LedgerError("approx_delta differs from the value stored in the ledger")
+            # a ledger written before relations were recorded is under the default, add/remove
+            stored = nbr.check_neighbouring(header.get("neighbouring", nbr.DEFAULT), "ledger neighbouring")
+            if (budget is not None or neighbouring is not None) and stored != relation:
+                raise LedgerError(
+                    f"the ledger's totals are stated under {nbr.words(stored)} neighbours, not "
+                    f"{nbr.words(relation)}; open it with budget=None and neighbouring=None to use the stored relation")
+            self._neighbouring = stored
             self._header = header
             self._filter = _make_filter(header, self._grid)
             self._budget = None if header.get("budget") is None else guarantee_from_json(header["budget"])
@@ -710,8 +755,8 @@ class Accountant:
         # not mechanisms, and a route may only account for everything that was spent.
         self._live: dict[Any, list[Any]] | None = {}
         self._last_live: tuple[Any, Any] | None = None
-        self._items: dict[Any, tuple[Guarantee, str | None, _Unit]] = {}
-        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit]] | None = None
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit, Any]] = {}
+        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit, Any]] | None = None
         self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
         self.refresh()
 
@@ -730,6 +775,11 @@ class Accountant:
         return f"Accountant(budget={self._budget!r}, ledger={self._ledger!r}, spends={self._totals.spends})"
 
     # ----- properties ------------------------------------------------------------------
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation of the totals and the budget: ``"add_remove"`` or ``"replace_one"``."""
+        return self._neighbouring
+
     @property
     def budget(self) -> Guarantee | None:
         """The budget (as stored in the ledger), or None."""
@@ -821,7 +871,7 @@ class Accountant:
                 an ``ApproxDP`` spend against a ``ZCDP`` budget).
             DomainError / TypeError: bad ``count``, ``label`` or ``item``.
         """
-        g, mech, k, label, unit = self._prepare(item, count, label)
+        g, mech, k, label, unit, item = self._prepare(item, count, label)
         with self._lock:
             trial = self._totals.plus(unit, k, self._totals.last_id + 1)
             if not self._filter.admits(trial):
@@ -845,36 +895,40 @@ class Accountant:
             self._remember(item, k)
             return self._spend_of(rec)
 
-    def _prepare(self, item: Any, count: Any, label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit]:
+    def _prepare(self, item: Any, count: Any,
+                 label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit, Any]:
         k = check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
         last = self._last_item
         if last is not None and last[0] is item:
             # the same (immutable) object as the previous spend: a training loop's step
-            g, mech, unit = last[1]
+            g, mech, unit, stated = last[1]
         else:
             key = _item_key(item)
             hit = None if key is None else self._items.get(key)
             if hit is None:
-                g, mech = _resolve(item)
+                _resolve(item)  # a TypeError for what is neither a guarantee nor a mechanism
+                # the spend stated under the accountant's relation (converted or refused)
+                stated = _restate(item, self._neighbouring)
+                g, mech = _resolve(stated)
                 unit = self._unit(g)
                 if key is not None:
                     if len(self._items) >= 1024:
                         self._items.clear()
-                    self._items[key] = (g, mech, unit)
+                    self._items[key] = (g, mech, unit, stated)
             else:
-                g, mech, unit = hit
-            self._last_item = (item, (g, mech, unit)) if key is not None else None
+                g, mech, unit, stated = hit
+            self._last_item = (item, (g, mech, unit, stated)) if key is not None else None
         self._filter.check_unit(unit)
-        return g, mech, k, label, unit
+        return g, mech, k, label, unit, stated
 
     def can_spend(self, item: Any, count: int = 1) -> bool:
         """Whether :meth:`spend` would accept ``count`` runs of ``item`` now (records nothing).
 
         Raises the same ``ConversionError`` / ``DomainError`` / ``TypeError`` as :meth:`spend`.
         """
-        _, _, k, _, unit = self._prepare(item, count, None)
+        _, _, k, _, unit, _ = self._prepare(item, count, None)
         with self._lock:
             self.refresh()
             return self._filter.admits(self._totals.plus(unit, k, 0))
@@ -950,6 +1004,13 @@ class Accountant:
 
     @property
     def spent(self) -> Guarantee:
+        """The composition of the recorded spends as one guarantee, stated under
+        :attr:`neighbouring` (see :meth:`_spent`)."""
+        with self._lock:
+            g: Guarantee = nbr.with_relation(self._spent(), self._neighbouring)
+            return g
+
+    def _spent(self) -> Guarantee:
         """The composition of the recorded spends as one guarantee (the composition table of
         :func:`renyi.compose`, computed from the ledger's totals).
 
@@ -989,7 +1050,8 @@ class Accountant:
         * ``GDP``: √(μ² − Σμ²); ``RDP``: the per-order slack budget(α) − Σε_i(α) on the grid.
         """
         with self._lock:
-            return self._filter.remaining(self._totals)
+            left = self._filter.remaining(self._totals)
+            return None if left is None else nbr.with_relation(left, self._neighbouring)
 
     def _remember(self, item: Any, count: int) -> None:
         if self._live is None:
@@ -1116,6 +1178,7 @@ class Accountant:
                 grid_size=int(self._grid.size),
                 lower=None if conv_ is None else conv_.lower,
                 assumption=assumption,
+                neighbouring=self._neighbouring,
             )
 
     # ----- export / import ----------------------------------------------------------------
@@ -1172,6 +1235,10 @@ class Accountant:
             raise LedgerError(f"export written by a newer renyi (schema version {head['schema_version']})")
         if head.get("grid") != self._header["grid"]:
             raise LedgerError("the export's grid of orders differs from this ledger's; totals would not be comparable")
+        theirs = head.get("neighbouring", nbr.DEFAULT)
+        if theirs != self._neighbouring:
+            raise LedgerError(f"the export's spends are stated under {theirs!r} neighbours, this ledger's under "
+                              f"{self._neighbouring!r}; their totals do not add")
         recs = []
         for o in objs[1:]:
             if not isinstance(o, dict):
@@ -1345,7 +1412,8 @@ def check_budget(budget: Guarantee, items: Iterable[tuple[Any, int]], *,
         0.375
     """
     pairs = [(it, k) for it, k in items]
-    free = Accountant()
+    # the same relation as the budget's, so that spends are restated exactly as the filter sees them
+    free = Accountant(neighbouring=nbr.relation_of(budget))
     try:
         for it, k in pairs:
             free.spend(it, k)

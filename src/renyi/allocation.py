@@ -302,7 +302,7 @@ class Shuffled(Mechanism):
     Examples:
         >>> from renyi.mechanisms import Gaussian
         >>> Shuffled(Gaussian(sigma=2.0, sensitivity=2.0, neighbouring="replace_one"), steps=100).guarantee
-        GDP(mu=1.0)
+        GDP(mu=1.0, neighbouring='replace_one')
     """
 
     mechanism: Mechanism

@@ -15,6 +15,10 @@ approximate items, no RDP curve                 ApproxZCDP ([BS16] Lemma 37, §8
 approximate items with an RDP curve             ApproxRDP ([BS16] Lemma 37)
 ==============================================  ===============================================
 
+All items are first stated under one neighbouring relation (:mod:`renyi._neighbouring`): a
+mix of add/remove and replace-one items is composed under replace-one, each add/remove item
+converted by group privacy of two (or, for a noise mechanism, with its sensitivity doubled).
+
 Examples:
     >>> from renyi.definitions import GDP, PureDP, ZCDP
     >>> compose(GDP(1.0), GDP(1.0))
@@ -32,6 +36,7 @@ import numpy as np
 
 from . import _logmath as lm
 from . import conversions as conv
+from ._neighbouring import align, common_relation, relation_of, with_relation
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int, check_real
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
 from .definitions.base import Item, items_of, with_items
@@ -152,13 +157,28 @@ def compose(*items: Any) -> Guarantee:
     ``epsilon``/``delta`` are the minimum over the accounting routes of :mod:`renyi.routes`
     (exact GDP, PLD, RDP, zCDP), which can use the mechanisms themselves.
 
+    All items are stated under one neighbouring relation (:mod:`renyi._neighbouring`): theirs
+    when they agree; otherwise replace-one, the only relation both can be stated under, to
+    which each add/remove item is converted first (a noise mechanism with its sensitivity
+    doubled, any other item by group privacy of two). The result, and the items its routes
+    see, are the converted ones; ``result.neighbouring`` names the relation.
+
     Args:
         *items: guarantees, mechanisms, ``(item, count)`` pairs, or lists of these.
 
     Returns:
         A guarantee for running all of them; see the module docstring for the type rules.
+
+    Raises:
+        NeighbouringError: an add/remove item has no replace-one statement (approximate zCDP
+            or RDP with δ > 0 has no group privacy); the message names the items.
     """
-    return with_items(_compose(items), route_items(items))
+    flat = route_items(items)
+    target = common_relation(flat)
+    if all(relation_of(o) == target for o, _ in flat):
+        return with_items(with_relation(_compose(items), target), flat)
+    _, converted = align(flat, target)
+    return with_items(with_relation(_compose(converted), target), converted)
 
 
 def _compose(items: tuple[Any, ...]) -> Guarantee:

@@ -13,6 +13,7 @@ __all__ = [
     "RenyiError",
     "DomainError",
     "ConversionError",
+    "NeighbouringError",
     "BudgetExceededError",
     "LedgerError",
     "RenyiNumericalWarning",
@@ -40,6 +41,17 @@ class ConversionError(RenyiError, TypeError):
     """No valid conversion exists between two privacy definitions.
 
     For example, (ε, δ)-DP with δ > 0 has no RDP curve: asking for one raises this.
+    """
+
+
+class NeighbouringError(DomainError, ConversionError):
+    """Guarantees stated under different neighbouring relations cannot be combined.
+
+    Raised when an item must be restated under another relation and no valid conversion
+    exists: a replace-one guarantee does not imply an add/remove one, and approximate zCDP or
+    RDP with δ > 0 has no group privacy. It is a :class:`DomainError` (``name`` is
+    ``"neighbouring"``, ``value`` the offending items) and a :class:`ConversionError`, so
+    handlers of either catch it.
     """
 
 

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
+from ._neighbouring import DEFAULT as DEFAULT_NEIGHBOURING
+from ._neighbouring import check_neighbouring, with_relation
 from .errors import DomainError, LedgerError
 
 __all__ = [
@@ -117,6 +119,14 @@ def guarantee_to_json(g: Guarantee, *, orders: np.ndarray | None = None) -> dict
     ``orders`` given, inline as ``"orders"``/``"epsilons"``; without, the points are the
     ``rdp`` column of the spend that carries it (evaluated on the ledger's grid).
     """
+    out = _guarantee_json(g, orders)
+    # The relation the guarantee is stated under; a stored guarantee without this key (written
+    # before it was recorded) is read as the default, add/remove.
+    out["neighbouring"] = getattr(g, "neighbouring", DEFAULT_NEIGHBOURING)
+    return out
+
+
+def _guarantee_json(g: Guarantee, orders: np.ndarray | None) -> dict[str, Any]:
     if isinstance(g, GDP):
         return {"type": "GDP", "mu": _enc(g.mu)}
     if isinstance(g, PureDP):
@@ -130,7 +140,7 @@ def guarantee_to_json(g: Guarantee, *, orders: np.ndarray | None = None) -> dict
     if isinstance(g, MCDP):
         return {"type": "MCDP", "mu": _enc(g.mu), "tau": _enc(g.tau)}
     if isinstance(g, ApproxRDP):
-        return {"type": "ApproxRDP", "curve": guarantee_to_json(g.curve, orders=orders),
+        return {"type": "ApproxRDP", "curve": _guarantee_json(g.curve, orders),
                 "delta": _enc(float(g.delta))}
     # RDP curves and any other guarantee: points on the grid (conservative between points).
     out: dict[str, Any] = {"type": "RDP"}
@@ -151,7 +161,18 @@ def guarantee_to_json(g: Guarantee, *, orders: np.ndarray | None = None) -> dict
 def guarantee_from_json(obj: dict[str, Any], *, orders: np.ndarray | None = None,
                         epsilons: np.ndarray | None = None) -> Guarantee:
     """Inverse of :func:`guarantee_to_json`. RDP curves come back as point curves
-    (:meth:`RDP.from_points`, conservative between points) carrying their ε(∞) and (ξ, ρ)."""
+    (:meth:`RDP.from_points`, conservative between points) carrying their ε(∞) and (ξ, ρ).
+    A guarantee stored without ``"neighbouring"`` is read under the default, add/remove."""
+    g = _guarantee_from_json(obj, orders, epsilons)
+    try:
+        nb = check_neighbouring(obj.get("neighbouring", DEFAULT_NEIGHBOURING), "guarantee.neighbouring")
+    except DomainError as exc:
+        raise LedgerError(f"malformed guarantee in ledger: {exc}") from None
+    out: Guarantee = with_relation(g, nb)
+    return out
+
+
+def _guarantee_from_json(obj: dict[str, Any], orders: np.ndarray | None, epsilons: np.ndarray | None) -> Guarantee:
     try:
         t = obj["type"]
         if t == "GDP":
@@ -167,7 +188,7 @@ def guarantee_from_json(obj: dict[str, Any], *, orders: np.ndarray | None = None
         if t == "MCDP":
             return MCDP(_dec(obj["mu"]), _dec(obj["tau"]))
         if t == "ApproxRDP":
-            curve = guarantee_from_json(obj["curve"], orders=orders, epsilons=epsilons)
+            curve = _guarantee_from_json(obj["curve"], orders, epsilons)
             return ApproxRDP(curve, _dec(obj["delta"]))  # type: ignore[arg-type]
         if t == "RDP":
             a = decode_floats(obj["orders"]) if "orders" in obj else orders

@@ -139,17 +139,56 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Pipeline:
-    """A parsed pipeline: its entries, the reporting δ and an optional budget."""
+    """A parsed pipeline: its entries, the reporting δ and an optional budget.
+
+    ``neighbouring`` is the relation of ``[privacy] neighbouring`` (the relation the total and
+    the budget are stated under), or None when the file does not name one: then it is the
+    entries' common relation, replace-one when they mix (see :meth:`relation`).
+    """
 
     entries: tuple[Entry, ...]
     delta: float
     budget: Budget | None = None
     source: str = "<pipeline>"
     title: str = ""
+    neighbouring: str | None = None
 
     def items(self) -> list[tuple[Any, int]]:
         """``[(mechanism, count), ...]``, ready for :func:`renyi.compose`."""
         return [(e.mechanism, e.count) for e in self.entries]
+
+    def relation(self) -> str:
+        """The neighbouring relation of the pipeline's total (and of its budget)."""
+        from ._neighbouring import common_relation
+
+        return self.neighbouring or common_relation(self.items())
+
+    def aligned_items(self) -> list[tuple[Any, int]]:
+        """:meth:`items` stated under :meth:`relation` (add/remove items converted; see
+        :mod:`renyi._neighbouring`).
+
+        Raises:
+            NeighbouringError: an item cannot be stated under the pipeline's relation.
+        """
+        from ._neighbouring import align, to_relation, words
+        from .errors import NeighbouringError
+
+        relation = self.relation()
+        try:
+            _, items = align(self.items(), relation)
+        except NeighbouringError as exc:
+            bad = []
+            for e in self.entries:
+                try:
+                    to_relation(e.mechanism, relation)
+                except NeighbouringError:
+                    bad.append(repr(e.name))
+            where = "privacy.neighbouring" if self.neighbouring else "the pipeline's relation"
+            reason = str(exc).split(" neighbours: ", 1)[-1]
+            raise NeighbouringError(
+                f"{where} is {words(relation)}: mechanism {', '.join(bad)} cannot be stated under it: {reason}",
+                name="neighbouring", value=exc.value) from None
+        return list(items)
 
     def __iter__(self) -> Iterator[Entry]:
         """The entries, in file order."""
@@ -213,13 +252,15 @@ def _randomized_response(kw: dict[str, Any]) -> Any:
 
 
 def _rdp_points(kw: dict[str, Any]) -> Any:
+    from ._neighbouring import DEFAULT, check_neighbouring, with_relation
     from .definitions import RDP
 
+    nb = check_neighbouring(kw.get("neighbouring", DEFAULT))
     if "alpha" in kw:
-        return RDP.from_point(kw["alpha"], kw["epsilon"])
+        return with_relation(RDP.from_point(kw["alpha"], kw["epsilon"]), nb)
     if "orders" not in kw or "epsilons" not in kw:
         raise KeyError("orders")
-    return RDP.from_points(kw["orders"], kw["epsilons"])
+    return with_relation(RDP.from_points(kw["orders"], kw["epsilons"]), nb)
 
 
 _R, _RR = _Param("real"), _Param("real", required=True)
@@ -246,12 +287,13 @@ MECHANISM_TYPES: dict[str, _Spec] = {
     "exponential": _Spec(_mech("exponential", "ExponentialMechanism"),
                          {"epsilon": _RR, "sensitivity": _R, "monotone": _Param("bool"), "neighbouring": _NB},
                          "exponential mechanism (selection); bounded range ε²/8-zCDP"),
-    "pure_dp": _Spec(_guarantee("PureDP"), {"epsilon": _RR}, "any ε-DP mechanism"),
-    "approx_dp": _Spec(_guarantee("ApproxDP"), {"epsilon": _RR, "delta": _RR},
+    "pure_dp": _Spec(_guarantee("PureDP"), {"epsilon": _RR, "neighbouring": _NB}, "any ε-DP mechanism"),
+    "approx_dp": _Spec(_guarantee("ApproxDP"), {"epsilon": _RR, "delta": _RR, "neighbouring": _NB},
                        "any (ε, δ)-DP mechanism (e.g. propose-test-release)"),
-    "zcdp": _Spec(_guarantee("ZCDP"), {"rho": _RR, "xi": _R}, "any ρ-zCDP mechanism"),
-    "gdp": _Spec(_guarantee("GDP"), {"mu": _RR}, "any μ-GDP mechanism"),
-    "rdp": _Spec(_rdp_points, {"alpha": _R, "epsilon": _R, "orders": _Param("reals"), "epsilons": _Param("reals")},
+    "zcdp": _Spec(_guarantee("ZCDP"), {"rho": _RR, "xi": _R, "neighbouring": _NB}, "any ρ-zCDP mechanism"),
+    "gdp": _Spec(_guarantee("GDP"), {"mu": _RR, "neighbouring": _NB}, "any μ-GDP mechanism"),
+    "rdp": _Spec(_rdp_points, {"alpha": _R, "epsilon": _R, "orders": _Param("reals"), "epsilons": _Param("reals"),
+                               "neighbouring": _NB},
                  "an RDP guarantee: one point (alpha, epsilon) or lists orders/epsilons"),
 }
 
@@ -566,9 +608,16 @@ def parse_pipeline(data: Mapping[str, Any], *, source: str = "<pipeline>") -> Pi
     privacy = data.get("privacy", {})
     if not isinstance(privacy, Mapping):
         raise PipelineError(f"privacy must be a table ([privacy]); got {_type_name(privacy)}")
+    try:  # `neighboring` (US spelling) is the same key as `neighbouring`
+        privacy = canonical_keywords(dict(privacy), "privacy")
+    except TypeError:
+        raise PipelineError("privacy: give neighbouring or neighboring, not both") from None
     for key in privacy:
-        if key not in ("delta", "budget"):
-            raise PipelineError(f"privacy: unknown key {key!r}; expected delta and budget")
+        if key not in ("delta", "budget", "neighbouring"):
+            raise PipelineError(f"privacy: unknown key {key!r}; expected delta, budget and neighbouring")
+    relation = privacy.get("neighbouring")
+    if relation is not None and relation not in ("add_remove", "replace_one"):
+        raise PipelineError(f"privacy: neighbouring must be one of add_remove, replace_one; got {relation!r}")
     delta = privacy.get("delta")
     if delta is not None:
         delta = float(_check_type("privacy", "delta", delta, "real"))
@@ -592,7 +641,7 @@ def parse_pipeline(data: Mapping[str, Any], *, source: str = "<pipeline>") -> Pi
     title = data.get("title", "")
     if not isinstance(title, str):
         raise PipelineError(f"title must be a string; got {_type_name(title)}")
-    return Pipeline(entries=entries, delta=delta, budget=budget, source=source, title=title)
+    return Pipeline(entries=entries, delta=delta, budget=budget, source=source, title=title, neighbouring=relation)
 
 
 def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:

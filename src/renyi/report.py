@@ -179,6 +179,10 @@ class Report:
     #: the tightest certified μ-GDP statement (:class:`renyi.pld.GDPBound`: ``mu``, ``delta0``,
     #: ``method``, ``lower``), or None where no finite μ is known
     gdp: Any = None
+    #: the neighbouring relation the total (and the budget) is stated under
+    neighbouring: str = "add_remove"
+    #: the relation in words, with the entries converted to it (empty: none was)
+    neighbouring_note: str = ""
     #: the composed guarantee and the composed RDP curve (for plots; not serialised)
     total: Any = field(default=None, compare=False, repr=False)
     curve: Any = field(default=None, compare=False, repr=False)
@@ -214,6 +218,8 @@ class Report:
             "witness": _j(self.witness),
             "route": self.route,
             "guarantee": self.guarantee,
+            "neighbouring": self.neighbouring,
+            "neighbouring_note": self.neighbouring_note,
             "rdp_witness": _j(self.rdp_witness),
             "rho": _j(self.rho),
             "routes": [r.to_dict() for r in self.routes],
@@ -236,14 +242,34 @@ def _j(x: Any) -> Any:
 # Building blocks (each one library call)
 # --------------------------------------------------------------------------------------
 def total_guarantee(pipeline: Pipeline) -> Guarantee:
-    """The library's composition of the whole pipeline (``renyi.compose``)."""
-    total: Guarantee = renyi.compose(*pipeline.items())
+    """The library's composition of the whole pipeline (``renyi.compose``), stated under the
+    pipeline's neighbouring relation (:meth:`Pipeline.relation`)."""
+    total: Guarantee = renyi.compose(*pipeline.aligned_items())
     return total
 
 
+def neighbouring_note(pipeline: Pipeline, aligned: list[tuple[Any, int]] | None = None) -> str:
+    """The pipeline's neighbouring relation in words, naming the entries converted to it."""
+    from ._neighbouring import words
+
+    relation = pipeline.relation()
+    aligned = pipeline.aligned_items() if aligned is None else aligned
+    what = {"add_remove": "one record added or removed", "replace_one": "one record replaced"}[relation]
+    text = f"{words(relation)} neighbours ({what})"
+    if pipeline.neighbouring is None and len({getattr(e.mechanism, "neighbouring", None) for e in pipeline.entries}) > 1:
+        text += ("; the entries mix relations, so the total is stated under replace-one, the only relation "
+                 "both can be stated under")
+    converted = [e.name for e, (o, _) in zip(pipeline.entries, aligned) if o is not e.mechanism]
+    if converted:
+        text += (f"; stated under add/remove and converted: {', '.join(converted)} (a noise mechanism with its "
+                 "sensitivity doubled, otherwise group privacy of two)")
+    return text
+
+
 def rdp_guarantee(pipeline: Pipeline) -> Guarantee:
-    """The pipeline's RDP curve (``RDP``, or ``ApproxRDP`` when a mechanism has a δ)."""
-    return renyi.compose(*[(_routes._as_curve(as_guarantee(e.mechanism)), e.count) for e in pipeline.entries])
+    """The pipeline's RDP curve (``RDP``, or ``ApproxRDP`` when a mechanism has a δ), under the
+    pipeline's neighbouring relation."""
+    return renyi.compose(*[(_routes._as_curve(as_guarantee(o)), k) for o, k in pipeline.aligned_items()])
 
 
 def _plain_curve(g: Guarantee) -> RDP:
@@ -292,7 +318,9 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     step = progress or (lambda label: None)
     d = pipeline.delta if delta is None else float(delta)
     entries = pipeline.entries
-    gs = [as_guarantee(e.mechanism) for e in entries]
+    relation = pipeline.relation()
+    aligned = pipeline.aligned_items()  # every entry under the pipeline's relation (or a NeighbouringError)
+    gs = [as_guarantee(o) for o, _ in aligned]
     warnings: list[str] = []
 
     step("composing")
@@ -368,19 +396,14 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
     tot = math.fsum(per)
     shares = []
     all_rho = all(r is not None for r in entry_rho) and rho_total
-    for e, g, v, rho_e in zip(entries, gs, per, entry_rho):
-        alone = _routes.best_epsilon((e.mechanism, e.count), d).value
+    for e, item, v, rho_e in zip(entries, aligned, per, entry_rho):
+        alone = _routes.best_epsilon(item, d).value
         shares.append(Share(
-            name=e.name, type=e.type, count=e.count, mechanism=describe(e), assumption=e.assumption,
+            name=e.name, type=e.type, count=e.count, mechanism=describe(e),
+            assumption=e.assumption + ("; converted to replace-one" if item[0] is not e.mechanism else ""),
             rdp=v, rdp_share=_share(v, tot, per),
             rho=rho_e, rho_share=(rho_e / rho_total if all_rho and rho_e is not None and rho_total else None),
             epsilon_alone=alone, half_width_95=noise_half_width(e.mechanism)))
-
-    schemes = {e.sampling.scheme for e in entries if e.sampling is not None}
-    relations = {getattr(e.mechanism, "neighbouring", None) for e in entries} - {None}
-    if len(schemes) > 1 or len(relations) > 1:
-        warnings.append("the pipeline mixes neighbouring relations (add/remove and replace-one); "
-                        "their guarantees do not compose directly: state every mechanism under one relation")
 
     tpr: tuple[tuple[float, float, str], ...] = ()
     gdp: Any = None
@@ -391,13 +414,14 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
                     zip(_routes.DEFAULT_FPRS, _routes.tpr_bounds(it, _routes.DEFAULT_FPRS, method)))
 
     step("budget")
-    status = _budget_status(pipeline, d, best, total, curve, rho_total)
+    status = _budget_status(pipeline, d, best, total, curve, rho_total, relation)
 
     return Report(
         source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
         witness=best.witness, route=best.key, routes=tuple(routes), shares=tuple(shares), budget=status,
         guarantee=repr(total), rdp_witness=rdp_witness, rho=rho_total, warnings=tuple(warnings),
         tradeoff=tpr, gdp=gdp, total=total, curve=curve, entries=entries,
+        neighbouring=relation, neighbouring_note=neighbouring_note(pipeline, aligned),
     )
 
 
@@ -444,7 +468,7 @@ def _share(v: float, tot: float, per: list[float]) -> float:
 
 
 def _budget_status(pipeline: Pipeline, delta: float, best: Route, total: Guarantee, curve: Guarantee,
-                   rho_total: float | None) -> BudgetStatus | None:
+                   rho_total: float | None, relation: str = "add_remove") -> BudgetStatus | None:
     """The budget's verdict: the accountant's (one source of truth, :func:`renyi.accountant.check_budget`).
 
     The pipeline's entries are spent, in order, in an in-memory accountant with the budget,
@@ -462,7 +486,7 @@ def _budget_status(pipeline: Pipeline, delta: float, best: Route, total: Guarant
 
     items = [(e.mechanism, e.count) for e in pipeline.entries]
     if b.rho is not None:
-        chk = check_budget(ZCDP(b.rho), items)
+        chk = check_budget(ZCDP(b.rho, neighbouring=relation), items)  # spends convert as compose does
         spent = chk.spent if chk.spent is not None else (rho_total if rho_total is not None else math.inf)
         if chk.holds:
             note = ""
@@ -479,7 +503,9 @@ def _budget_status(pipeline: Pipeline, delta: float, best: Route, total: Guarant
         fixed, how = min(_pure_eps(total), _pure_eps(curve)), "pure DP"
     else:
         fixed, how = min(total.epsilon(bd), curve.epsilon(bd)), "best conversion"
-    chk = check_budget(PureDP(b.epsilon) if bd == 0.0 else ApproxDP(b.epsilon, bd), items)
+    budget = (PureDP(b.epsilon, neighbouring=relation) if bd == 0.0
+              else ApproxDP(b.epsilon, bd, neighbouring=relation))
+    chk = check_budget(budget, items)
     spent = chk.spent if chk.spent is not None else math.inf
     kind = "pure-DP filter" if bd == 0.0 else "adaptive (ε, δ) filter (RDP with a union bound over orders)"
     note = f"verdict of the accountant's {kind}"

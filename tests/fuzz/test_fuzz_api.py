@@ -106,25 +106,29 @@ def _desc(name: str, kv: list[tuple[str, Any]]) -> str:
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in kv)})"
 
 
+#: the neighbouring relations (every guarantee and noise mechanism takes ``neighbouring=``)
+RELATIONS = st.sampled_from(["add_remove", "replace_one"])
+
+
 def valid_mechanism() -> st.SearchStrategy[Any]:
     return st.one_of(
-        st.builds(renyi.Gaussian, valid("pos").filter(lambda x: 1e-3 < x < 1e7)),
-        st.builds(renyi.Laplace, valid("pos").filter(lambda x: 1e-3 < x < 1e7)),
+        st.builds(renyi.Gaussian, valid("pos").filter(lambda x: 1e-3 < x < 1e7), neighbouring=RELATIONS),
+        st.builds(renyi.Laplace, valid("pos").filter(lambda x: 1e-3 < x < 1e7), neighbouring=RELATIONS),
         st.builds(renyi.RandomizedResponse, st.floats(0.0, 20.0)),
-        st.builds(renyi.DiscreteGaussian, st.floats(0.1, 100.0)),
-        st.builds(renyi.DiscreteLaplace, st.floats(0.1, 100.0)),
+        st.builds(renyi.DiscreteGaussian, st.floats(0.1, 100.0), neighbouring=RELATIONS),
+        st.builds(renyi.DiscreteLaplace, st.floats(0.1, 100.0), neighbouring=RELATIONS),
     )
 
 
 def valid_guarantee() -> st.SearchStrategy[Any]:
     small = st.floats(0.0, 50.0)
     return st.one_of(
-        st.builds(renyi.PureDP, small),
-        st.builds(renyi.ApproxDP, small, st.floats(0.0, 0.5)),
-        st.builds(renyi.ZCDP, small, small),
-        st.builds(renyi.ApproxZCDP, small, small, st.floats(0.0, 0.5)),
-        st.builds(renyi.MCDP, small, small),
-        st.builds(renyi.GDP, small),
+        st.builds(renyi.PureDP, small, neighbouring=RELATIONS),
+        st.builds(renyi.ApproxDP, small, st.floats(0.0, 0.5), neighbouring=RELATIONS),
+        st.builds(renyi.ZCDP, small, small, neighbouring=RELATIONS),
+        st.builds(renyi.ApproxZCDP, small, small, st.floats(0.0, 0.5), neighbouring=RELATIONS),
+        st.builds(renyi.MCDP, small, small, neighbouring=RELATIONS),
+        st.builds(renyi.GDP, small, neighbouring=RELATIONS),
         valid_mechanism().map(lambda m: m.guarantee),
     )
 
@@ -376,6 +380,49 @@ def test_fuzz_accountant(examples):
     budgets = st.one_of(st.none(), valid_guarantee(), st.builds(renyi.ApproxDP, st.floats(0.01, 10), st.floats(1e-9, 0.1)))
     items = st.lists(st.tuples(st.one_of(valid_guarantee(), valid_mechanism()), arg("count")), max_size=3)
     run(st.tuples(budgets, items, arg("prob_open")), body, examples)
+
+
+# ----- neighbouring relations -----------------------------------------------------------------------
+@pytest.mark.parametrize("examples", BUDGETS)
+def test_fuzz_neighbouring(examples):
+    """Compositions of items under random relations: stated under the common relation
+    (replace-one when they mix) with a valid ε, or refused with a renyi error; accountants
+    under a random relation convert or refuse, recording nothing when they refuse; hostile
+    relation values are a DomainError."""
+    def body(x: Any) -> None:
+        items, relation, (delta, d_ok) = x
+        rels = {getattr(o, "neighbouring", "add_remove") for o, _ in items}
+        expected = rels.pop() if len(rels) == 1 else "replace_one"
+
+        def same_relation(g: Any) -> str | None:
+            return None if g.neighbouring == expected else f"stated under {g.neighbouring!r}, expected {expected!r}"
+
+        total = call(f"compose{tuple(items)!r}", renyi.compose, *items, valid=None, check=same_relation)
+        if total is not None:
+            call(f"{total!r}.epsilon({delta!r})", total.epsilon, delta, valid=d_ok, check=eps_ok)
+        target = relation if isinstance(relation, str) and relation in ("add_remove", "replace_one") else None
+        for obj, _ in items:
+            call(f"ZCDP(0.1, neighbouring={relation!r})", renyi.ZCDP, 0.1, neighbouring=relation,
+                 valid=target is not None)
+            if hasattr(obj, "guarantee_under"):
+                call(f"{obj!r}.guarantee_under({relation!r})", obj.guarantee_under, relation,
+                     valid=None if target is not None else False)
+        acct = call(f"Accountant(neighbouring={relation!r})", renyi.Accountant, neighbouring=relation,
+                    valid=target is not None or relation is None)  # None: the default relation
+        if acct is not None:
+            for obj, k in items:
+                before = acct.state["spends"]
+                r = call(f"{acct!r}.spend({obj!r}, {k!r})", acct.spend, obj, k, valid=None)
+                if r is None and acct.state["spends"] != before:
+                    from _fuzz_oracle import record
+
+                    record("invalid_result", f"a refused spend of {obj!r} was recorded")
+
+    hostile = st.one_of(RELATIONS, st.sampled_from(["", "Replace_One", "add-remove", "both"]), st.none(),
+                        st.integers(-2, 2))
+    items = st.lists(st.tuples(st.one_of(valid_guarantee(), valid_mechanism()), st.integers(1, 50)),
+                     min_size=1, max_size=4)
+    run(st.tuples(items, hostile, arg("prob_open")), body, examples)
 
 
 def test_fuzz_counts_are_reported():

@@ -118,6 +118,8 @@ def render_report(r: Any, plot: Path | None = None) -> None:
         gl.append(f"   (TPR ≤ Φ(Φ⁻¹(FPR) + μ){' + δ₀' if g.delta0 > 0 else ''}; {how})", style="dim")
         c.print(gl)
     c.print(Text(f"composed guarantee: {r.guarantee}", style="dim"))
+    if getattr(r, "neighbouring_note", ""):
+        c.print(Text(f"neighbours: {r.neighbouring_note}", style="dim"))
 
     t = Table(title="The same pipeline through each accounting route", title_justify="left", show_lines=False)
     t.add_column("route")

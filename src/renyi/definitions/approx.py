@@ -13,7 +13,8 @@ from .. import _logmath as lm
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError
-from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .approx_zcdp import ApproxZCDP
@@ -30,6 +31,7 @@ class ApproxDP(Guarantee):
     Args:
         epsilon: ε ∈ [0, ∞).
         delta: δ ∈ [0, 1).
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     Examples:
         >>> total = ApproxDP(1.0, 1e-6) + ApproxDP(0.5, 1e-6)
@@ -39,18 +41,20 @@ class ApproxDP(Guarantee):
 
     _epsilon: float
     _delta: float
+    neighbouring: str
 
     definition = "(ε, δ)-DP"
 
-    def __init__(self, epsilon: float, delta: float) -> None:
+    def __init__(self, epsilon: float, delta: float, *, neighbouring: str = "add_remove") -> None:
         object.__setattr__(self, "_epsilon", NONNEGATIVE.check("epsilon", epsilon))
         object.__setattr__(self, "_delta", UNIT_CLOSED_OPEN.check("delta", delta))
+        object.__setattr__(self, "neighbouring", check_neighbouring(neighbouring))
 
     def __repr__(self) -> str:
-        return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r})"
+        return f"ApproxDP(epsilon={self._epsilon!r}, delta={self._delta!r}{nb_repr(self)})"
 
-    def __reduce__(self) -> tuple[type[ApproxDP], tuple[float, float]]:
-        return (ApproxDP, (self._epsilon, self._delta))
+    def __reduce__(self) -> Any:
+        return (_make, (self._epsilon, self._delta, self.neighbouring))
 
     @property
     def epsilon(self) -> ParameterValue:
@@ -143,3 +147,8 @@ class ApproxDP(Guarantee):
         if d >= 1.0:
             raise ConversionError(f"group of size {k} makes δ ≥ 1 for {self!r}: no guarantee remains")
         return ApproxDP(k * self._epsilon, conv.round_up(d))
+
+
+def _make(epsilon: float, delta: float, neighbouring: str = "add_remove") -> ApproxDP:
+    # pickling: the keyword-only relation cannot be passed positionally to the class
+    return ApproxDP(epsilon, delta, neighbouring=neighbouring)

@@ -12,7 +12,8 @@ from numpy.typing import ArrayLike
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError
-from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .zcdp import ZCDP
@@ -29,6 +30,7 @@ class ApproxZCDP(Guarantee):
         rho: ρ ∈ [0, ∞).
         xi: ξ ∈ [0, ∞).
         delta: δ ∈ [0, 1).
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     Examples:
         >>> g = ApproxZCDP(rho=0.5, delta=1e-6)
@@ -41,19 +43,21 @@ class ApproxZCDP(Guarantee):
     rho: float
     xi: float
     _delta: float
+    neighbouring: str
 
     definition = "approximate zCDP"
 
-    def __init__(self, rho: float, xi: float = 0.0, delta: float = 0.0) -> None:
+    def __init__(self, rho: float, xi: float = 0.0, delta: float = 0.0, *, neighbouring: str = "add_remove") -> None:
         object.__setattr__(self, "rho", NONNEGATIVE.check("rho", rho))
         object.__setattr__(self, "xi", NONNEGATIVE.check("xi", xi))
         object.__setattr__(self, "_delta", UNIT_CLOSED_OPEN.check("delta", delta))
+        object.__setattr__(self, "neighbouring", check_neighbouring(neighbouring))
 
     def __repr__(self) -> str:
-        return f"ApproxZCDP(rho={self.rho!r}, xi={self.xi!r}, delta={self._delta!r})"
+        return f"ApproxZCDP(rho={self.rho!r}, xi={self.xi!r}, delta={self._delta!r}{nb_repr(self)})"
 
-    def __reduce__(self) -> tuple[type[ApproxZCDP], tuple[float, float, float]]:
-        return (ApproxZCDP, (self.rho, self.xi, self._delta))
+    def __reduce__(self) -> Any:
+        return (_make, (self.rho, self.xi, self._delta, self.neighbouring))
 
     @property
     def delta(self) -> ParameterValue:
@@ -101,3 +105,8 @@ class ApproxZCDP(Guarantee):
             g = self.to_zcdp().group(k)
             return ApproxZCDP(g.rho, g.xi, 0.0)
         raise ConversionError("approximate zCDP (δ > 0) has no group-privacy guarantee (BS16 §8)")
+
+
+def _make(rho: float, xi: float, delta: float, neighbouring: str = "add_remove") -> ApproxZCDP:
+    # pickling: the keyword-only relation cannot be passed positionally to the class
+    return ApproxZCDP(rho, xi, delta, neighbouring=neighbouring)

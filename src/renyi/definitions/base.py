@@ -29,6 +29,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Guarantee", "Conversion", "ParameterValue", "Item", "items_of", "with_items", "route_methods"]
 
+#: the relation of a guarantee that names none (see :mod:`renyi._neighbouring`)
+DEFAULT_NEIGHBOURING = "add_remove"
+
+
+def nb_repr(g: Any) -> str:
+    """``", neighbouring='replace_one'"`` for a guarantee not under the default relation, else ""."""
+    nb = getattr(g, "neighbouring", DEFAULT_NEIGHBOURING)
+    return "" if nb == DEFAULT_NEIGHBOURING else f", neighbouring={nb!r}"
+
 #: One entry of a composition: a mechanism or a guarantee, and how many times it runs.
 Item = tuple[Any, int]
 
@@ -110,6 +119,11 @@ class Guarantee(ABC):
     #: short name of the definition, e.g. "zCDP"
     definition: str = "guarantee"
 
+    #: the neighbouring relation the guarantee is stated under: "add_remove" (the default,
+    #: also for a guarantee constructed without one) or "replace_one". Each subclass has it as
+    #: a keyword-only field, so it takes part in equality, hashing and serialisation.
+    neighbouring: str
+
     # ----- primitives -------------------------------------------------------------------
     @abstractmethod
     def rdp(self, alpha: ArrayLike) -> Any:
@@ -153,13 +167,14 @@ class Guarantee(ABC):
         from .approx import ApproxDP
 
         delta = PROBABILITY_OPEN.check("delta", delta)
-        return ApproxDP(self.epsilon(delta), delta)
+        return ApproxDP(self.epsilon(delta), delta, neighbouring=getattr(self, "neighbouring", DEFAULT_NEIGHBOURING))
 
     def to_rdp(self) -> RDP:
         """This guarantee as an RDP curve."""
         from .rdp import RDP
 
-        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self))
+        return RDP(_GuaranteeCurve(self), eps_inf=float(self.rdp(math.inf)), label=repr(self),
+                   neighbouring=getattr(self, "neighbouring", DEFAULT_NEIGHBOURING))
 
     def to_zcdp(self) -> ZCDP:
         """The smallest (ξ, ρ)-zCDP guarantee implied by this one (ξ = 0 where possible)."""
@@ -290,6 +305,29 @@ def route_methods(cls: type, *, guarantee: bool) -> None:
         f = cls.__dict__.get("compose")
         if f is not None and not hasattr(f, "_native") and not getattr(f, "__isabstractmethod__", False):
             setattr(cls, "compose", _routed_compose(f))
+        for name in ("compose", "group", "to_zcdp", "to_rdp", "to_approx_dp", "to_approx_zcdp"):
+            f = cls.__dict__.get(name)
+            if f is not None and not hasattr(f, "_same_relation") and not getattr(f, "__isabstractmethod__", False):
+                setattr(cls, name, _same_relation(f))
+
+
+def _same_relation(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a guarantee → guarantee method (composition, group privacy, a conversion between
+    definitions) so that its result is stated under the same neighbouring relation as its
+    input: none of them changes which datasets are neighbours."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        nb = getattr(self, "neighbouring", DEFAULT_NEIGHBOURING)
+        if isinstance(out, Guarantee) and nb != DEFAULT_NEIGHBOURING:
+            from .._neighbouring import with_relation
+
+            out = with_relation(out, nb)
+        return out
+
+    wrapper._same_relation = True  # type: ignore[attr-defined]
+    return wrapper
 class _GuaranteeCurve(CurveValue):
     """α ↦ g.rdp(α) for a guarantee g, equal to another exactly when the guarantees are equal
     (a bound method would compare its guarantee by identity)."""

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
 from .. import conversions as conv
+from .._neighbouring import check_neighbouring
 from .._validation import ORDER, Interval, check_int
-from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+from .base import Conversion, Guarantee, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .rdp import RDP
@@ -35,6 +36,7 @@ class GDP(Guarantee):
 
     Args:
         mu: μ ∈ [0, 1.34e154] (:data:`MU_MAX`: ρ = μ²/2 must be a finite double).
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     Examples:
         >>> round(GDP(1.0).epsilon(1e-5), 9)
@@ -44,11 +46,16 @@ class GDP(Guarantee):
     """
 
     mu: float
+    neighbouring: str = field(default="add_remove", kw_only=True)
 
     definition = "GDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", _MU.check("mu", self.mu))
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+
+    def __repr__(self) -> str:
+        return f"GDP(mu={self.mu!r}{nb_repr(self)})"
 
     @property
     def rho(self) -> float:

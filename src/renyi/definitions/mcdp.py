@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike
 
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, check_int
-from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .zcdp import ZCDP
@@ -32,12 +33,17 @@ class MCDP(Guarantee):
 
     mu: float
     tau: float
+    neighbouring: str = field(default="add_remove", kw_only=True)
 
     definition = "mCDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
         object.__setattr__(self, "tau", NONNEGATIVE.check("tau", self.tau))
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
+
+    def __repr__(self) -> str:
+        return f"MCDP(mu={self.mu!r}, tau={self.tau!r}{nb_repr(self)})"
 
     def rdp(self, alpha: ArrayLike) -> Any:
         """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""

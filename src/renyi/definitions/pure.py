@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike
 
 from .. import conversions as conv
 from .._validation import NONNEGATIVE, ORDER, check_int
-from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .rdp import RDP
@@ -25,6 +26,7 @@ class PureDP(Guarantee):
 
     Args:
         epsilon: ε ∈ [0, ∞).
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     Examples:
         >>> PureDP(1.0).to_zcdp()
@@ -34,16 +36,18 @@ class PureDP(Guarantee):
     """
 
     _epsilon: float
+    neighbouring: str
     definition = "pure DP"
 
-    def __init__(self, epsilon: float) -> None:
+    def __init__(self, epsilon: float, *, neighbouring: str = "add_remove") -> None:
         object.__setattr__(self, "_epsilon", NONNEGATIVE.check("epsilon", epsilon))
+        object.__setattr__(self, "neighbouring", check_neighbouring(neighbouring))
 
     def __repr__(self) -> str:
-        return f"PureDP(epsilon={self._epsilon!r})"
+        return f"PureDP(epsilon={self._epsilon!r}{nb_repr(self)})"
 
-    def __reduce__(self) -> tuple[type[PureDP], tuple[float]]:
-        return (PureDP, (self._epsilon,))
+    def __reduce__(self) -> Any:
+        return (_make, (self._epsilon, self.neighbouring))
 
     @property
     def epsilon(self) -> ParameterValue:
@@ -80,3 +84,8 @@ class PureDP(Guarantee):
     def group(self, k: int) -> PureDP:
         """kε for groups of size k."""
         return PureDP(check_int("k", k) * self._epsilon)
+
+
+def _make(epsilon: float, neighbouring: str = "add_remove") -> PureDP:
+    # pickling: the keyword-only relation cannot be passed positionally to the class
+    return PureDP(epsilon, neighbouring=neighbouring)

@@ -14,7 +14,8 @@ from .. import conversions as conv
 from .._values import CurveValue
 from .._validation import NONNEGATIVE, NONNEGATIVE_EXTENDED, ORDER, UNIT_CLOSED_OPEN, check_int
 from ..errors import ConversionError, DomainError
-from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, ParameterValue, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .zcdp import ZCDP
@@ -38,6 +39,7 @@ class RDP(Guarantee):
             provably global (the CGF (α − 1)·ε(α) of an exact curve is convex). Upper-bound curves must say False.
         orders: orders the optimiser must try (breakpoints of interpolated curves).
         label: a readable description used in ``repr``.
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     The value is ``min(fn(α), ε(∞), ξ + ρα)``: every piece of knowledge is used.
 
@@ -57,10 +59,12 @@ class RDP(Guarantee):
     convex: bool = True
     orders: tuple[float, ...] = ()
     label: str = field(default="", compare=False)
+    neighbouring: str = field(default="add_remove", kw_only=True)
 
     definition = "RDP"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
         if not callable(self.fn):
             raise TypeError(f"fn must be a callable α ↦ ε(α); got {type(self.fn).__name__}")
         object.__setattr__(self, "eps_inf", NONNEGATIVE_EXTENDED.check("eps_inf", self.eps_inf))
@@ -71,7 +75,7 @@ class RDP(Guarantee):
 
     def __repr__(self) -> str:
         what = self.label or repr(self.fn)
-        return f"RDP({what})"
+        return f"RDP({what}{nb_repr(self)})"
 
     # ----- evaluation -------------------------------------------------------------------
     def rdp_finite(self, alpha: np.ndarray) -> np.ndarray:
@@ -223,21 +227,29 @@ class ApproxRDP(Guarantee):
     Args:
         curve: the RDP curve.
         delta: δ ∈ [0, 1).
+        neighbouring: the relation it is stated under; by default the curve's.
     """
 
     curve: RDP
     _delta: float
+    neighbouring: str
 
     definition = "approximate RDP"
 
-    def __init__(self, curve: RDP, delta: float) -> None:
+    def __init__(self, curve: RDP, delta: float, *, neighbouring: str | None = None) -> None:
         if not isinstance(curve, RDP):
             raise TypeError(f"curve must be an RDP; got {type(curve).__name__}")
+        nb = check_neighbouring(curve.neighbouring if neighbouring is None else neighbouring)
+        if curve.neighbouring != nb:
+            from .._neighbouring import with_relation
+
+            curve = with_relation(curve, nb)  # the curve is the same statement, so the same relation
         object.__setattr__(self, "curve", curve)
         object.__setattr__(self, "_delta", UNIT_CLOSED_OPEN.check("delta", delta))
+        object.__setattr__(self, "neighbouring", nb)
 
     def __repr__(self) -> str:
-        return f"ApproxRDP({self.curve!r}, delta={self._delta!r})"
+        return f"ApproxRDP({self.curve!r}, delta={self._delta!r}{nb_repr(self)})"
 
     @property
     def delta(self) -> ParameterValue:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
@@ -11,7 +11,8 @@ from numpy.typing import ArrayLike
 from .. import conversions as conv
 from .._values import CurveValue
 from .._validation import NONNEGATIVE, ORDER, check_int
-from .base import Conversion, Guarantee, _check_delta, _check_epsilon
+from .._neighbouring import check_neighbouring
+from .base import Conversion, Guarantee, _check_delta, _check_epsilon, nb_repr
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
     from .rdp import RDP
@@ -26,6 +27,7 @@ class ZCDP(Guarantee):
     Args:
         rho: ρ ∈ [0, ∞).
         xi: ξ ∈ [0, ∞) (default 0: plain ρ-zCDP).
+        neighbouring: the relation it is stated under, "add_remove" (default) or "replace_one".
 
     Examples:
         >>> ZCDP(0.5).epsilon(1e-5) < 4.7284
@@ -36,17 +38,19 @@ class ZCDP(Guarantee):
 
     rho: float
     xi: float = 0.0
+    neighbouring: str = field(default="add_remove", kw_only=True)
 
     definition = "zCDP"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rho", NONNEGATIVE.check("rho", self.rho))
         object.__setattr__(self, "xi", NONNEGATIVE.check("xi", self.xi))
+        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
 
     def __repr__(self) -> str:
         if self.xi == 0.0:
-            return f"ZCDP(rho={self.rho!r})"
-        return f"ZCDP(rho={self.rho!r}, xi={self.xi!r})"
+            return f"ZCDP(rho={self.rho!r}{nb_repr(self)})"
+        return f"ZCDP(rho={self.rho!r}, xi={self.xi!r}{nb_repr(self)})"
 
     def rdp(self, alpha: ArrayLike) -> Any:
         """ξ + ρα."""

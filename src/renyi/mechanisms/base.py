@@ -10,31 +10,17 @@ from numpy.typing import ArrayLike
 
 from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
 from .._names import MechanismMeta, accepts_neighboring
-from ..errors import ConversionError, DomainError
+from .._neighbouring import RELATIONS, check_neighbouring, to_relation, with_relation
+from ..errors import ConversionError
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..definitions import RDP, ZCDP, ApproxDP
 
 __all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
 
-#: "add_remove": datasets differ by adding or removing one record (n is private);
-#: "replace_one": datasets of the same size differ in one record (n is public).
-NEIGHBOURING_RELATIONS = ("add_remove", "replace_one")
-
-
-def check_neighbouring(value: str) -> str:
-    """``value`` if it names a neighbouring relation (see ``NEIGHBOURING_RELATIONS``).
-
-    Raises:
-        DomainError: any other value.
-    """
-    if value not in NEIGHBOURING_RELATIONS:
-        raise DomainError(
-            f"neighbouring must be one of {', '.join(NEIGHBOURING_RELATIONS)}; got {value!r}",
-            name="neighbouring",
-            value=value,
-        )
-    return value
+# The relations and their check live in renyi._neighbouring (guarantees need them too);
+# re-exported here, where mechanisms have always imported them from.
+NEIGHBOURING_RELATIONS = RELATIONS
 
 
 class Mechanism(metaclass=MechanismMeta):
@@ -57,6 +43,7 @@ class Mechanism(metaclass=MechanismMeta):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         route_methods(cls, guarantee=False)
+        _stamp_guarantee(cls)
 
     #: the neighbouring relation the guarantee is stated under (overridden by a field where
     #: the mechanism lets the user choose)
@@ -170,22 +157,42 @@ class Mechanism(metaclass=MechanismMeta):
 
     @accepts_neighboring
     def guarantee_under(self, neighbouring: str) -> Guarantee:
-        """The guarantee under another neighbouring relation.
+        """The guarantee of one run stated under ``neighbouring`` ("add_remove" or "replace_one").
 
-        A replace-one step is one removal and one addition, so an add/remove guarantee gives
-        the replace-one guarantee of a group of two. The converse does not hold
-        (a replace-one guarantee may reveal n), so it raises :class:`ConversionError`.
-        Recomputing the sensitivity under the new relation is usually tighter.
+        A replace-one step is one removal and one addition, so an add/remove mechanism gives a
+        replace-one guarantee: its sensitivity recomputed (2Δ) for the noise mechanisms, else
+        the group-of-two guarantee (see :mod:`renyi._neighbouring`). The converse does not
+        hold (a replace-one guarantee may reveal n), so it raises
+        :class:`~renyi.errors.NeighbouringError` (a :class:`ConversionError`).
         """
-        target = check_neighbouring(neighbouring)
-        if target == self.neighbouring:
-            return self.guarantee
-        if self.neighbouring == "add_remove" and target == "replace_one":
-            return self.guarantee.group(2)
-        raise ConversionError(
-            "a replace-one guarantee does not imply an add/remove guarantee (the mechanism may reveal n)"
-        )
+        out = to_relation(self, check_neighbouring(neighbouring))
+        g: Guarantee = out if isinstance(out, Guarantee) else out.guarantee
+        return g
 
     def privacy_loss(self) -> Any:
         """The privacy loss random variable on the worst-case neighbouring pair."""
         raise ConversionError(f"{type(self).__name__} has no known privacy-loss distribution")
+
+
+def _stamp_guarantee(cls: type) -> None:
+    """Make ``cls.guarantee`` carry the mechanism's neighbouring relation.
+
+    Each mechanism computes its guarantee from its parameters; the relation those parameters
+    are stated under is the mechanism's ``neighbouring``, so the guarantee is labelled with it
+    here, once for every subclass, rather than in each ``guarantee`` property.
+    """
+    prop = cls.__dict__.get("guarantee")
+    if not isinstance(prop, property) or prop.fget is None or getattr(prop.fget, "_stamped", False):
+        return
+    fget = prop.fget
+
+    def guarantee(self: Any) -> Any:
+        g = fget(self)
+        nb = getattr(self, "neighbouring", None)
+        return with_relation(g, nb) if isinstance(g, Guarantee) and isinstance(nb, str) else g
+
+    doc = prop.__doc__ or fget.__doc__ or "The tightest guarantee of one run, stated under ``neighbouring``."
+    guarantee.__doc__ = doc
+    guarantee.__name__ = "guarantee"
+    guarantee._stamped = True  # type: ignore[attr-defined]
+    setattr(cls, "guarantee", property(guarantee, doc=doc))

@@ -48,7 +48,7 @@ class ProposeTestRelease(Mechanism):
         >>> round(ptr.threshold, 12)
         13.815510557964
         >>> ptr.guarantee
-        ApproxDP(epsilon=1.0, delta=1e-06)
+        ApproxDP(epsilon=1.0, delta=1e-06, neighbouring='replace_one')
     """
 
     _epsilon: float

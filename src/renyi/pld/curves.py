@@ -542,6 +542,8 @@ def _points(s: _Samples, delta0: float) -> tuple[np.ndarray, np.ndarray] | None:
         keep[first - 1] = True
         return z[keep], u[keep]
     zk, uk = z[keep], u[keep]
+    if zk[0] == 0.0:
+        return zk, uk
     # δ between ε = 0 and the first point: the chord from (x = 0, δ = 1) to (e^{z₀}, u₀),
     # read at x = 1, bounds δ(0)
     u0 = 1.0 - (1.0 - float(uk[0])) * math.exp(-float(zk[0]))

@@ -36,7 +36,7 @@ def main() -> None:
         clt = Q * math.sqrt(steps * math.expm1(1 / SIGMA**2))
         lo = f"{g.lower:.4f}" if g.lower is not None else "—"
         print(f"| {steps:.0e} | [{t.lower[0]:.5f}, {t.upper[0]:.5f}] | {t1 - t0:.2f} s | {rdp:.5f} "
-              f"(×{rdp / t.upper[0]:.3f}) | [{lo}, {g.mu:.4f}] ({g.method}) | {t2 - t1:.2f} s | {clt:.4f} "
+              f"(×{rdp / t.upper[0]:.3f}) | [{lo}, {g.mu:.4f}] ({g.method}, δ₀ = {g.delta0:g}) | {t2 - t1:.2f} s | {clt:.4f} "
               f"| {math.sqrt(steps) / SIGMA:.1f} |")
 
 

@@ -643,14 +643,17 @@ def _gdp_of_items(items: list[tuple[Any, int]]) -> float:
     return math.sqrt(total)
 
 
-def gdp_mu(items: Iterable[Any], *, delta0: float = 1e-12, method: str | None = None,
+def gdp_mu(items: Iterable[Any], *, delta0: float | None = None, method: str | None = None,
            tol: float = 1e-4) -> GDPBound:
     """The tightest certified μ-GDP statement for a composition (up to an additive ``delta0``).
 
     Args:
         items: (mechanism or guarantee value, count ≥ 1) pairs, or mechanisms (count 1).
         delta0: the additive slack δ₀ ∈ [0, 1): the statement is δ(ε) ≤ δ_μ(ε) + δ₀ at every
-            ε ≥ 0. The PLD check needs δ₀ ≥ 1e-300 (it cannot follow a tail to 0); with
+            ε ≥ 0. ``None`` (default): 1e-12, raised to the next power of ten above the PLD's
+            resolution floor where the grid cannot reach 1e-12 (at most 1e-6; long
+            compositions keep a little round-off mass at +∞). Otherwise exactly as given:
+            the PLD check needs δ₀ ≥ 1e-300 (it cannot follow a tail to 0); with
             δ₀ = 0 only the composition of the mechanisms' own GDP guarantees is offered.
         method: ``None`` (the smaller of the two statements below), ``"gdp"`` or ``"pld"``.
         tol: the PLD grid's target discretisation error (smaller is tighter and slower).
@@ -675,7 +678,8 @@ def gdp_mu(items: Iterable[Any], *, delta0: float = 1e-12, method: str | None = 
         >>> b.method, bool(0.3 < b.lower <= b.mu < 0.6), b.delta0   # √T/σ would be 31.6
         ('pld', True, 1e-12)
     """
-    d0 = float(delta0)
+    adaptive = delta0 is None
+    d0 = 1e-12 if delta0 is None else float(delta0)
     if not (0.0 <= d0 < 1.0) or math.isnan(d0):
         raise DomainError(f"delta0 must be in [0, 1); got {delta0!r}", name="delta0", value=delta0)
     if method not in (None, "gdp", "pld"):
@@ -696,6 +700,14 @@ def gdp_mu(items: Iterable[Any], *, delta0: float = 1e-12, method: str | None = 
         samples = _samples_for(its, math.log(d0) - math.log(1e3), tol, 6)
     except _Unresolved:
         return exact if method is None else none
+    if adaptive:
+        # the floor of the pessimistic bound (round-off mass kept at +∞), if above 1e-12
+        floor = max(float(s.upper[s.z >= 0].min()) if (s.z >= 0).any() else 1.0 for s in samples)
+        if floor > d0:
+            d0 = 10.0 ** math.ceil(math.log10(2.0 * floor))
+            if d0 > 1e-6:
+                return exact if method is None else none
+            none = GDPBound(math.inf, d0, "pld", None)
     for s in samples:
         p = _points(s, d0)
         if p is None:

@@ -212,11 +212,14 @@ def findings_since(start: int) -> list[str]:
 
 
 def run(strategy: st.SearchStrategy[Any], body: Any, examples: int) -> None:
-    """Run ``body`` on ``examples`` draws (derandomised in CI); fail on any new finding."""
+    """Run ``body`` on ``examples`` draws (derandomised in CI and in the default budget); fail on any new finding."""
     start = len(FINDINGS)
     CURRENT[0] = getattr(body, "__qualname__", "?").split(".")[0]
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=bool(os.environ.get("CI")),
+    # The default budget is derandomised everywhere (the same draws as CI: a red default suite is
+    # reproducible); the long profile draws afresh unless CI is set.
+    @settings(max_examples=examples, deadline=None, database=None,
+              derandomize=bool(os.environ.get("CI")) or examples <= SHORT,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def inner(x: Any) -> None:

@@ -425,3 +425,58 @@ def test_cli_report_prints_the_relation_and_refuses_cleanly(tmp_path):
     err = subprocess.run([*cmd, "report", str(bad)], capture_output=True, text=True, timeout=120)
     assert err.returncode == 2 and "Traceback" not in err.stderr
     assert "mechanism 'rr'" in err.stderr and len(err.stderr.strip().splitlines()) == 1
+
+
+def test_us_spelling_is_accepted_by_guarantees():
+    assert ZCDP(0.5, neighboring=RO) == ZCDP(0.5, neighbouring=RO)
+    assert ApproxDP(1.0, 1e-6, neighboring=RO).neighbouring == RO
+    with pytest.raises(TypeError, match="both"):
+        GDP(1.0, neighbouring=RO, neighboring=RO)
+
+
+def test_limits_honour_a_guarantee_stated_under_replace_one():
+    """The lower bounds of renyi.limits take a bare guarantee under their ``neighbouring``
+    argument; a guarantee that names replace-one is taken as one, and an add/remove noise
+    mechanism is restated with its sensitivity doubled (never looser than group privacy)."""
+    from renyi.limits import packing_min_n
+
+    z = ZCDP(0.05, neighbouring=RO)
+    assert packing_min_n(20.0, z, 0.5, neighbouring="add_remove") == packing_min_n(20.0, z, 0.5)
+    bare = ZCDP(0.05)
+    assert packing_min_n(20.0, bare, 0.5, neighbouring="add_remove") <= packing_min_n(20.0, bare, 0.5)
+    assert packing_min_n(20.0, Gaussian(3.0), 0.5) == packing_min_n(20.0, GDP(2.0 / 3.0, neighbouring=RO), 0.5)
+
+
+def test_ledger_show_states_the_relation(tmp_path):
+    path = str(tmp_path / "show.db")
+    with Accountant(neighbouring=RO, ledger=path) as acct:
+        acct.spend(Gaussian(3.0), 2)
+        acct.spend(RandomizedResponse(0.5))
+    cmd = [sys.executable, "-c", "from renyi.cli import main; main()", "ledger", "show", path]
+    out = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["header"]["neighbouring"] == RO and data["totals"]["neighbouring"] == RO
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0 and "replace-one neighbours" in " ".join(text.stdout.split())
+
+
+def test_calibration_against_a_replace_one_target_restates_the_mechanism():
+    """σ for a replace-one (ε, δ) target is the add/remove σ for sensitivity 2 (exact Gaussian),
+    i.e. twice the add/remove σ; the achieved guarantee says replace-one."""
+    a = renyi.calibrate(lambda s: Gaussian(s), ApproxDP(1.0, 1e-5))
+    r = renyi.calibrate(lambda s: Gaussian(s), ApproxDP(1.0, 1e-5, neighbouring=RO))
+    assert float(r.value) == pytest.approx(2 * float(a.value), rel=1e-6)
+    assert r.achieved.neighbouring == RO and a.achieved.neighbouring == AR
+    assert gaussian_epsilon(2.0 / float(r.value), 1e-5) <= 1.0 + 1e-9
+    lap = renyi.calibrate(lambda b: Laplace(b), PureDP(1.0, neighbouring=RO))
+    assert float(lap.value) == pytest.approx(2.0, rel=1e-6) and lap.achieved.neighbouring == RO
+
+
+def test_routes_align_a_mixed_list():
+    """A plain list of items given to the routes is stated under one relation too."""
+    rr = RandomizedResponse(1.0)
+    it = routes.items([(Gaussian(2.0), 3), (rr, 1)])
+    assert it.items == ((Gaussian(2.0, 2.0, neighbouring=RO), 3), (rr, 1))
+    assert routes.best_epsilon([(Gaussian(2.0), 3), (rr, 1)], 1e-6).value == pytest.approx(
+        compose((Gaussian(2.0), 3), rr).epsilon(1e-6), rel=1e-12)

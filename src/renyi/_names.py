@@ -4,8 +4,9 @@ Every peer library spells it the American way, so ``Gaussian(1.0, neighboring="r
 must work. The canonical keyword stays ``neighbouring`` (it is the attribute name and the key
 written to ledgers and reports); the alias is translated at the call boundary:
 
-* mechanism classes through :class:`MechanismMeta`, the metaclass of
-  :class:`~renyi.mechanisms.Mechanism` (so every subclass, including future ones, accepts it);
+* mechanism and guarantee classes through :class:`MechanismMeta`, the metaclass of
+  :class:`~renyi.mechanisms.Mechanism` and :class:`~renyi.definitions.Guarantee` (so every
+  subclass, including future ones, accepts it);
 * functions through the :func:`accepts_neighboring` decorator;
 * pipeline files and the command line in :mod:`renyi.pipeline` and :mod:`renyi.cli`.
 

@@ -50,7 +50,8 @@ class Calibration:
         achieved: what ``make(value)`` achieves, in the target's own terms (an ``ApproxDP`` at
             the target δ, a ``PureDP``, a ``ZCDP`` or an RDP point); never above the target.
         target: the target guarantee.
-        made: ``make(value)`` itself (the mechanism or guarantee).
+        made: ``make(value)`` itself (the mechanism or guarantee); for a target stated under
+            replace-one neighbours, restated under replace-one (:mod:`renyi._neighbouring`).
     """
 
     value: float | Fraction
@@ -61,11 +62,28 @@ class Calibration:
     #: :mod:`renyi.routes`), else None
     method: str | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        # ``achieved`` was measured on ``made``: it is stated under made's neighbouring relation
+        # (the target's when the target is replace-one, since make(x) is then restated).
+        from ._neighbouring import relation_of, with_relation
+
+        if isinstance(self.achieved, Guarantee) and self.made is not None:
+            object.__setattr__(self, "achieved", with_relation(self.achieved, relation_of(self.made)))
+
     def __float__(self) -> float:
         return float(self.value)
 
 
 # --------------------------------------------------------------------------- targets
+def _restated(make: Callable[[Any], Any], relation: str) -> Callable[[Any], Any]:
+    from ._neighbouring import to_relation
+
+    def restated(x: Any) -> Any:
+        return to_relation(make(x), relation)
+
+    return restated
+
+
 class _Target:
     """A target as a monotone measure: ``excess(obj)`` ≤ 0 iff obj meets the target."""
 
@@ -296,6 +314,10 @@ def calibrate(make: Callable[[Any], Any], target: Any, *, bounds: tuple[float, f
     if not callable(make):
         raise TypeError(f"make must be callable; got {type(make).__name__}")
     tgt = _Target(target, definition, method)
+    if isinstance(target, Guarantee) and target.neighbouring == "replace_one":
+        # A replace-one target is met by what make(x) guarantees under replace-one: an
+        # add/remove mechanism restated (sensitivity doubled, or group privacy of two).
+        make = _restated(make, "replace_one")
     if integer:
         lo_x, hi_x = (1, _INT_MAX) if bounds is None else (check_int("bounds[0]", bounds[0], minimum=0),
                                                           check_int("bounds[1]", bounds[1], minimum=0))

@@ -127,11 +127,17 @@ def _as_replace_one(guarantee: Any, neighbouring: str) -> Any:
     """The replace-one guarantee of a guarantee or mechanism."""
     from .composition import as_guarantee
 
+    from ._neighbouring import to_relation
+
     nb = _check_neighbouring(neighbouring)
     if not isinstance(guarantee, Guarantee) and getattr(guarantee, "neighbouring", None) in NEIGHBOURING:
         nb = guarantee.neighbouring  # a mechanism states its own relation
-    g = as_guarantee(guarantee)
-    return g.group(2) if nb == "add_remove" else g
+    elif isinstance(guarantee, Guarantee) and guarantee.neighbouring == "replace_one":
+        nb = "replace_one"  # a guarantee that names replace-one is one, whatever the default says
+    if nb == "add_remove":
+        # group privacy of two, or for a noise mechanism its sensitivity doubled (tighter)
+        return as_guarantee(to_relation(guarantee, "replace_one"))
+    return as_guarantee(guarantee)
 
 
 def _zcdp_params(rho: float, xi: float) -> Any:

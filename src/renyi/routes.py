@@ -47,6 +47,7 @@ from typing import Any
 
 from . import conversions as conv
 from ._validation import NONNEGATIVE, PROBABILITY_OPEN
+from ._neighbouring import align, relation_of
 from .composition import _compose, advanced_composition, as_guarantee, route_items
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
 from .definitions.base import Item
@@ -140,12 +141,19 @@ def items(obj: Any, *, offer_pld: bool = False) -> Items:
     ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even when it does not
     offer itself for the default minimum (``renyi.pld.ROUTE_ENABLED``, off while one PLD
     question costs too much for loops such as calibration). Reports set it: they ask once.
+
+    Items under different neighbouring relations (a list mixing them) are stated under one
+    first, as :func:`renyi.compose` does (:func:`renyi._neighbouring.align`); a composed
+    guarantee's items already are.
     """
     if isinstance(obj, Items):
         if offer_pld and not obj.offer_pld:
             return Items(obj.items, offer_pld=True)
         return obj
-    return Items(route_items((obj,)), offer_pld=offer_pld)
+    flat = route_items((obj,))
+    if len({relation_of(o) for o, _ in flat}) > 1:
+        _, flat = align(flat)
+    return Items(flat, offer_pld=offer_pld)
 
 
 def _as_curve(g: Guarantee) -> Guarantee:

@@ -59,7 +59,7 @@ def _totals(led: Any, delta: float | None) -> dict[str, Any]:
     header = led.header
     acct = replay(header, led.iter_rows(0))
     st = acct.state
-    out: dict[str, Any] = {"records": st["spends"], "runs": st["count"]}
+    out: dict[str, Any] = {"records": st["spends"], "runs": st["count"], "neighbouring": acct.neighbouring}
     if st["spends"] == 0:
         return out
     spent = acct.spent
@@ -183,7 +183,8 @@ def show(
                     t = table(False)
             if n % _CHUNK or n == 0:
                 c.print(t)
-            line = f"total: {totals['records']} spends, {totals['runs']:,} runs"
+            words = {"add_remove": "add/remove", "replace_one": "replace-one"}.get(totals["neighbouring"], "?")
+            line = f"total: {totals['records']} spends, {totals['runs']:,} runs, {words} neighbours"
             if "rho" in totals:
                 line += f"; ρ = {fmt_up(totals['rho'])}"
             if "epsilon" in totals:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._names import MechanismMeta
 from .._values import CurveValue
 from .._validation import PROBABILITY_OPEN, NONNEGATIVE, check_int
 from ..errors import ConversionError
@@ -94,7 +95,7 @@ class ParameterValue(float):
         return (float, (float(self),))
 
 
-class Guarantee(ABC):
+class Guarantee(metaclass=MechanismMeta):
     """Abstract base of the guarantee values (``PureDP``, ``ZCDP``, ``RDP``, ...).
 
     A guarantee made by composition (:func:`renyi.compose`, ``a + b``, ``k * m``,

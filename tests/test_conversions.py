@@ -237,3 +237,11 @@ def test_early_stop_scan_matches_full_grid():
         full = f(_optimize.COARSE_ORDERS)
         g, v = _optimize._scan_quasi_convex(f, _optimize.COARSE_ORDERS)
         assert np.min(v) == np.min(full)
+
+
+def test_bs21_witness_order_exceeds_one_at_huge_rho() -> None:
+    # found by the fuzz suite: α* = 1 + √(log(1/δ)/ρ) rounded to exactly 1.0
+    from renyi import conversions as _c
+
+    c = _c.zcdp_to_approx_dp_bs21(9.07e299, 5e-324, 0.0)
+    assert c.witness is not None and c.witness > 1.0

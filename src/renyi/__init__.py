@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "RenyiError": ".errors",
     "DomainError": ".errors",
     "ConversionError": ".errors",
+    "NeighbouringError": ".errors",
     "BudgetExceededError": ".errors",
     "LedgerError": ".errors",
     "RenyiNumericalWarning": ".errors",
@@ -126,6 +127,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .errors import ConversionError as ConversionError
     from .errors import DomainError as DomainError
     from .errors import LedgerError as LedgerError
+    from .errors import NeighbouringError as NeighbouringError
     from .errors import RenyiError as RenyiError
     from .errors import RenyiNumericalWarning as RenyiNumericalWarning
     from .ledger import MemoryLedger as MemoryLedger

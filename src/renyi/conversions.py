@@ -353,7 +353,9 @@ def zcdp_to_approx_dp_bs21(rho: float, delta: float, xi: float = 0.0) -> Convers
     """
     rho, delta, xi = _zcdp_eps_args(rho, delta, xi)
     eps = xi + rho + 2.0 * math.sqrt(rho * -math.log(delta))
-    return Conversion(round_up(eps), 1.0 + math.sqrt(-math.log(delta) / rho) if rho > 0 else None, "BS16 Lemma 21")
+    # the order α* = 1 + √(log(1/δ)/ρ) rounds to 1.0 for huge ρ; a witness order must exceed 1
+    witness = max(1.0 + math.sqrt(-math.log(delta) / rho), math.nextafter(1.0, 2.0)) if rho > 0 else None
+    return Conversion(round_up(eps), witness, "BS16 Lemma 21")
 
 
 def zcdp_to_approx_dp_bs38(rho: float, delta: float, xi: float = 0.0) -> Conversion:

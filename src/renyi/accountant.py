@@ -66,6 +66,8 @@ __all__ = [
     "default_orders",
     "DEFAULT_FILTER_ORDERS",
     "replay",
+    "BudgetCheck",
+    "check_budget",
 ]
 
 #: Orders used by the (ε, δ) filter by default: α = 1 + 2^k, k = −4, −3.5, …, 16 (41 orders).
@@ -1339,3 +1341,99 @@ def replay(header: dict[str, Any], rows: Iterable[SpendRecord]) -> Accountant:
         LedgerError: for a malformed header or rows.
     """
     return Accountant(ledger=_ReplayLedger(header, rows))
+
+
+# --------------------------------------------------------------------------------------
+# The one budget check for a fixed sequence of spends (the pipeline report asks it)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class BudgetCheck:
+    """The accountant's verdict on a sequence of spends against a budget (:func:`check_budget`).
+
+    Attributes:
+        holds: True when an :class:`Accountant` with the budget admits every spend, in order.
+        filter: the privacy filter that decided (:attr:`Accountant.filter`).
+        spent: what the sequence costs in that filter's terms: the smallest ε' whose (ε', δ)
+            filter admits it (an ``ApproxDP`` budget; never below the sequence's own ε),
+            Σε (pure DP), Σρ (zCDP), √Σμ² (GDP); ``None`` for an RDP budget, or where the
+            sequence has no such number (e.g. no zCDP bound).
+        approx_delta: the part of the budget's δ reserved for approximate spends.
+        reason: why the budget does not hold (the accountant's own message; "" when it holds).
+    """
+
+    holds: bool
+    filter: str
+    spent: float | None
+    approx_delta: float = 0.0
+    reason: str = ""
+
+
+def _spent_of(f: _Filter, t: _Totals) -> float | None:
+    if isinstance(f, _ApproxDPFilter):
+        return f.spent_epsilon(t)
+    if isinstance(f, _PureFilter):
+        return t.eps_inf
+    if isinstance(f, _ZCDPFilter):
+        return t.rho
+    if isinstance(f, _GDPFilter):
+        return None if t.mu2 is None else _sqrt_up(t.mu2)
+    return None
+
+
+def check_budget(budget: Guarantee, items: Iterable[tuple[Any, int]], *,
+                 approx_delta: float | None = None) -> BudgetCheck:
+    """Whether ``Accountant(budget)`` admits every ``(item, count)`` of ``items``, in order.
+
+    The one budget check shared by the accountant and the pipeline report: the items are
+    spent, one by one, in an in-memory :class:`Accountant` with this budget, exactly as a
+    run would spend them, so a report can never say "holds" where a run would be refused,
+    or the reverse. The filters are those of a fully adaptive run (the (ε, δ) filter is RDP
+    on a fixed set of orders with a union bound, see :class:`Accountant`); the ε of the same
+    sequence fixed in advance may be smaller (a PLD or exact route), but it does not decide.
+
+    Args:
+        budget: any budget :class:`Accountant` takes.
+        items: ``(mechanism or guarantee, count)`` pairs, in the order they are spent.
+        approx_delta: the part of an (ε, δ) budget's δ reserved for approximate spends.
+            Default: exactly the sum of the approximate spends' δ's (a fixed sequence knows
+            it in advance; the smallest reservation that admits them), 0 if there are none.
+
+    Returns:
+        A :class:`BudgetCheck`; a refused spend (budget exceeded, or no valid route to the
+        budget's definition) gives ``holds=False`` with the accountant's message.
+
+    Raises:
+        TypeError / DomainError: a budget or item :class:`Accountant` does not take.
+
+    Examples:
+        >>> from renyi import Gaussian, ZCDP
+        >>> check_budget(ZCDP(0.5), [(Gaussian(2.0), 3)]).holds
+        True
+        >>> check_budget(ZCDP(0.3), [(Gaussian(2.0), 3)]).spent
+        0.375
+    """
+    pairs = [(it, k) for it, k in items]
+    # the same relation as the budget's, so that spends are restated exactly as the filter sees them
+    free = Accountant(neighbouring=nbr.relation_of(budget))
+    try:
+        for it, k in pairs:
+            free.spend(it, k)
+    except ConversionError as exc:
+        return BudgetCheck(False, "", None, 0.0, str(exc))
+    t = free._totals
+    if approx_delta is None:
+        approx_delta = 0.0
+        if isinstance(budget, ApproxDP) and float(budget.delta) > 0.0 and t.delta > 0.0:
+            if not t.delta < float(budget.delta):
+                return BudgetCheck(False, Accountant(budget).filter, None, 0.0,
+                                   f"the approximate spends' δ's sum to {t.delta!r}, not below the budget's "
+                                   f"δ = {float(budget.delta)!r}: nothing is left for the RDP part")
+            approx_delta = t.delta
+    acct = Accountant(budget, approx_delta=approx_delta)
+    spent = _spent_of(acct._filter, t)
+    try:
+        for it, k in pairs:
+            acct.spend(it, k)
+    except (BudgetExceededError, ConversionError) as exc:
+        return BudgetCheck(False, acct.filter, spent, approx_delta, str(exc))
+    return BudgetCheck(True, acct.filter, spent, approx_delta)

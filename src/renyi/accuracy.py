@@ -687,20 +687,30 @@ def allocate(budget: Any, queries: Any, *, loss: str = "weights", coverage: floa
         raw = [q.weight * zi * q.sensitivity / q.magnitude for q, zi in zip(qs, z)]
         if kind == "gaussian":
             raw = [r * r for r in raw]
-    s = math.fsum(raw)
+    s = math.fsum(raw) if all(math.isfinite(r) for r in raw) else math.inf
+    if not 0.0 < s < math.inf:
+        raise DomainError(f"the split of loss {loss!r} is not a finite positive number for these queries (their "
+                          "weights, sensitivities and magnitudes are too extreme to compare)", name="queries",
+                          value=queries)
     parts = [total * (r / s) * (1.0 - 4e-16 * len(qs)) for r in raw]
     while math.fsum(parts) > total:  # never hand out more than the total
         parts = [math.nextafter(p, 0.0) for p in parts]
     acc: list[QueryAccuracy] = []
     for q, part in zip(qs, parts):
+        with np.errstate(all="ignore"):
+            noise = q.sensitivity / math.sqrt(2.0 * part) if kind == "gaussian" and part > 0.0 else (
+                q.sensitivity / part if part > 0.0 else math.inf)
+        if not (0.0 < noise < math.inf):
+            # the share underflows to 0 (a tiny budget) or the noise to 0 or ∞ (extreme ratios)
+            raise DomainError(f"query {q.name!r} gets {unit} = {part!r} of the budget {total!r}: its noise scale "
+                              f"(sensitivity {q.sensitivity!r}) is not a finite positive number", name="budget",
+                              value=total)
         if kind == "gaussian":
-            noise = q.sensitivity / math.sqrt(2.0 * part)
-            while q.sensitivity**2 / (2.0 * noise**2) > part:
+            while (q.sensitivity / noise) ** 2 / 2.0 > part:  # Δ/σ first: Δ² alone may overflow
                 noise = math.nextafter(noise, math.inf)
             mech: Any = Gaussian(noise, q.sensitivity)
             var = noise * noise
         else:
-            noise = q.sensitivity / part
             while q.sensitivity / noise > part:
                 noise = math.nextafter(noise, math.inf)
             mech = Laplace(noise, q.sensitivity)

@@ -59,7 +59,15 @@ def allocation_blocks(steps: int, k: int) -> tuple[int, ...]:
     the steps uniformly at random maps the block scheme onto uniform k-subsets (post-processing
     of the non-adaptive worst-case pair), and the blocks are independent, so their curves add
     ([FS25]; [Mir17] Prop. 1).
+
+    Args:
+        steps: the number of steps t ≥ 1.
+        k: the number of blocks, 1 ≤ k ≤ t.
     """
+    steps = check_int("steps", steps)
+    k = check_int("k", k)
+    if k > steps:
+        raise DomainError(f"k must be an integer in [1, steps = {steps}]; got {k!r}", name="k", value=k)
     q, r = divmod(steps, k)
     return tuple([q + 1] * r + [q] * (k - r))
 

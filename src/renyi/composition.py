@@ -37,7 +37,7 @@ import numpy as np
 from . import _logmath as lm
 from . import conversions as conv
 from ._neighbouring import align, common_relation, relation_of, with_relation
-from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
+from ._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int, check_real
 from .definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee, PureDP
 from .definitions.base import Item, items_of, with_items
 from .definitions.rdp import _Sum
@@ -277,7 +277,15 @@ def kov_delta(epsilon: float, k: int, eps_prime: float) -> float:
     [KOV15] Thm 3.3 at ε' = (k − 2i)ε), computed in log space.
 
     δ(ε') = Σ_ℓ C(k, ℓ)(e^{(k−ℓ)ε} − e^{ε'+ℓε})₊ / (1 + e^ε)^k.
+
+    Args:
+        epsilon: ε ∈ [0, ∞) of each run.
+        k: the number of runs k ≥ 1.
+        eps_prime: ε' (any real, ±∞ allowed).
     """
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    k = check_int("k", k)
+    eps_prime = check_real("eps_prime", eps_prime)
     if epsilon == 0.0:
         return 0.0
     ell = np.arange(0, k + 1, dtype=np.float64)

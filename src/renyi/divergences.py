@@ -243,6 +243,8 @@ def _divergence_from_loss(logm: np.ndarray, z: np.ndarray, alphas: np.ndarray) -
     if rest.size:
         # +∞ atoms contribute e^{λ·∞} = 0 here: λ < 0 whenever has_inf.
         K[rest] = _batched_logsumexp(logmf, zf, lams[rest]) if nf else -np.inf
+    # λz = ±∞·... overflowed for an atom with positive mass: E_P[e^{λZ}] = ∞ (log-sum-exp gave ∞ − ∞)
+    K[np.isnan(K) & (top == np.inf)] = np.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         flat_o[idx] = K / lams
     flat_o[(lam_all > 0) & has_inf & np.isfinite(flat_a)] = np.inf
@@ -1256,9 +1258,12 @@ def discrete_gaussian_normalizer(sigma: float) -> float:
     if not math.isfinite(s):
         raise DomainError(f"sigma must be in (0, inf) and finite; got {sigma!r}", name="sigma")
     if s >= 0.5:
-        kmax = int(math.ceil(math.sqrt(745.0 / (2.0 * math.pi**2 * s**2)))) + 1
+        # (s·k)² rather than s**2: a Python float power raises OverflowError at s ≳ 1e154
+        kmax = int(math.ceil(math.sqrt(745.0 / (2.0 * math.pi**2)) / s)) + 1
         k = np.arange(1, kmax + 1, dtype=np.float64)
-        return float(math.sqrt(2.0 * math.pi) * s * (1.0 + 2.0 * np.exp(-2.0 * math.pi**2 * s**2 * k**2).sum()))
+        with np.errstate(over="ignore"):
+            tail = np.exp(-2.0 * math.pi**2 * (s * k) ** 2).sum()
+            return float(np.float64(math.sqrt(2.0 * math.pi)) * s * (1.0 + 2.0 * tail))
     xmax = int(math.ceil(s * math.sqrt(2.0 * 745.0))) + 2
     x = np.arange(-xmax, xmax + 1, dtype=np.float64)
     return float(np.exp(-(x**2) / (2.0 * s * s)).sum())

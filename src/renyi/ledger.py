@@ -94,7 +94,10 @@ def encode_floats(values: Sequence[float] | np.ndarray) -> list[float | str]:
 
 
 def decode_floats(values: Sequence[Any]) -> np.ndarray:
-    """Inverse of :func:`encode_floats` (exact)."""
+    """Inverse of :func:`encode_floats` (exact); anything but a list of such values is a
+    :class:`~renyi.errors.LedgerError` (a stored row was damaged or edited)."""
+    if not isinstance(values, (list, tuple)):
+        raise LedgerError(f"bad list of numbers in ledger: {values!r:.80}")
     types = set(map(type, values))
     if types <= {float, int}:
         return np.array(values, dtype=np.float64)

@@ -417,6 +417,10 @@ def stability_histogram_n(epsilon: float, delta: float, beta: float) -> int:
     hi = 1
     while not ok(hi):
         hi *= 2
+        if hi > 2**1022:  # n/2 would leave the range of a double (tiny ε, δ or β)
+            raise DomainError(f"no n up to 1.8e308 is enough for epsilon={epsilon!r}, delta={delta!r}, "
+                              f"beta={beta!r} (the threshold 1 + (2/ε)·log(1/δ) is {tau:.3g})",
+                              name="epsilon", value=epsilon)
     lo = hi // 2
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -35,7 +35,6 @@ status.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,10 +128,16 @@ def noise_half_width(mechanism: Any, coverage: float = 0.95) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class BudgetStatus:
-    """Whether the pipeline fits its budget.
+    """Whether the pipeline fits its budget: the accountant's verdict (one source of truth).
 
-    ``kind`` is ``"epsilon"`` (an (ε, δ) budget: ``spent`` is the best ε at the budget's δ) or
-    ``"rho"`` (``spent`` is the total ρ). ``remaining`` = limit − spent (negative when exceeded).
+    ``kind`` is ``"epsilon"`` (an (ε, δ) budget: ``spent`` is the ε of the accountant's
+    adaptive (ε, δ) filter at the budget's δ; ``fixed_epsilon`` is the tightest ε of the same
+    sequence fixed in advance, the report's own ε, which may be smaller but does not decide)
+    or ``"rho"`` (``spent`` is the total ρ). ``holds`` is True exactly when
+    :class:`~renyi.accountant.Accountant` with this budget admits every entry
+    (:func:`~renyi.accountant.check_budget`). ``remaining`` = limit − spent (negative when
+    exceeded; −∞ when refused for another reason, e.g. a step with no zCDP bound).
+    ``filter`` describes the accountant's filter that decided.
     """
 
     kind: str
@@ -142,6 +147,8 @@ class BudgetStatus:
     remaining: float
     holds: bool
     note: str = ""
+    filter: str = ""
+    fixed_epsilon: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """These fields as a JSON-ready dict (non-finite numbers as strings)."""
@@ -407,8 +414,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
                     zip(_routes.DEFAULT_FPRS, _routes.tpr_bounds(it, _routes.DEFAULT_FPRS, method)))
 
     step("budget")
-    status = _budget_status(pipeline, d, best.epsilon, total, curve, rho_total, routes)
-    status = _accountant_check(status, entries, relation)
+    status = _budget_status(pipeline, d, best, total, curve, rho_total, relation)
 
     return Report(
         source=pipeline.source, title=pipeline.title, delta=d, epsilon=best.epsilon, method=best.method,
@@ -461,44 +467,62 @@ def _share(v: float, tot: float, per: list[float]) -> float:
     return 1.0 / n_inf if math.isinf(v) else 0.0
 
 
-def _accountant_check(status: BudgetStatus | None, entries: Any, relation: str = "add_remove") -> BudgetStatus | None:
-    """The budget holds only if the accountant would admit the whole pipeline too.
+def _budget_status(pipeline: Pipeline, delta: float, best: Route, total: Guarantee, curve: Guarantee,
+                   rho_total: float | None, relation: str = "add_remove") -> BudgetStatus | None:
+    """The budget's verdict: the accountant's (one source of truth, :func:`renyi.accountant.check_budget`).
 
-    One source of truth: a ρ budget is checked by spending every entry, in an in-memory
-    :class:`~renyi.accountant.Accountant` with that budget, exactly as a real run would be; if
-    it refuses (e.g. an (ε, δ) step has no zCDP bound), the report does not say "holds".
+    The pipeline's entries are spent, in order, in an in-memory accountant with the budget,
+    exactly as a run would spend them; "holds" is whether it admits them all, ``spent`` is
+    the cost in its filter's terms (Σρ for a ρ budget; for an (ε, δ) budget the ε of the
+    accountant's adaptive (ε, δ) filter). The tightest ε of the sequence fixed in advance
+    (the report's ε at the budget's δ, e.g. from PLD) is given beside it as ``fixed_epsilon``:
+    it is valid, but only for a sequence fixed in advance, so it does not decide.
     """
-    if status is None or status.kind != "rho" or not status.holds:
-        return status
-    from .accountant import Accountant
-    from .definitions import ZCDP
-    from .errors import BudgetExceededError, ConversionError
-
-    acct = Accountant(budget=ZCDP(status.limit, neighbouring=relation))  # converts each spend as compose does
-    try:
-        for e in entries:
-            acct.spend(e.mechanism, e.count)
-    except (BudgetExceededError, ConversionError) as exc:
-        return dataclasses.replace(status, holds=False, note=f"the accountant refuses this pipeline: {exc}")
-    return status
-
-
-def _budget_status(pipeline: Pipeline, delta: float, best: float, total: Guarantee, curve: Guarantee,
-                   rho_total: float | None, routes: list[Route]) -> BudgetStatus | None:
     b = pipeline.budget
     if b is None:
         return None
+    from .accountant import check_budget
+    from .definitions import ZCDP, PureDP
+
+    items = [(e.mechanism, e.count) for e in pipeline.entries]
     if b.rho is not None:
-        if rho_total is None:
-            return BudgetStatus("rho", b.rho, None, math.inf, -math.inf, False,
-                                note="the pipeline has no zCDP guarantee, so a ρ budget cannot hold")
-        return BudgetStatus("rho", b.rho, None, rho_total, b.rho - rho_total, rho_total <= b.rho)
-    bd = b.delta if b.delta is not None else delta
+        chk = check_budget(ZCDP(b.rho, neighbouring=relation), items)  # spends convert as compose does
+        spent = chk.spent if chk.spent is not None else (rho_total if rho_total is not None else math.inf)
+        if chk.holds:
+            note = ""
+        elif rho_total is None:
+            note = "the pipeline has no zCDP guarantee, so a ρ budget cannot hold"
+        else:
+            note = f"the accountant refuses this pipeline: {chk.reason}"
+        return _status("rho", b.rho, None, spent, chk.holds, note, chk.filter, None)
     assert b.epsilon is not None
+    bd = b.delta if b.delta is not None else delta
     if bd == delta:
-        spent = best
+        fixed, how = best.epsilon, best.title
     elif bd == 0.0:
-        spent = min(_pure_eps(total), _pure_eps(curve))
+        fixed, how = min(_pure_eps(total), _pure_eps(curve)), "pure DP"
     else:
-        spent = min(total.epsilon(bd), curve.epsilon(bd))
-    return BudgetStatus("epsilon", b.epsilon, bd, spent, b.epsilon - spent, spent <= b.epsilon)
+        fixed, how = min(total.epsilon(bd), curve.epsilon(bd)), "best conversion"
+    budget = (PureDP(b.epsilon, neighbouring=relation) if bd == 0.0
+              else ApproxDP(b.epsilon, bd, neighbouring=relation))
+    chk = check_budget(budget, items)
+    spent = chk.spent if chk.spent is not None else math.inf
+    kind = "pure-DP filter" if bd == 0.0 else "adaptive (ε, δ) filter (RDP with a union bound over orders)"
+    note = f"verdict of the accountant's {kind}"
+    if chk.approx_delta:
+        note += f", δ = {chk.approx_delta:.3g} of it reserved for the (ε, δ) steps"
+    if not chk.holds and spent <= b.epsilon:
+        note += f"; it refuses: {chk.reason}"
+    if fixed < spent:
+        note += f"; fixed in advance, the sequence has ε = {fixed:.6g} ({how})"
+        if fixed <= b.epsilon < spent:
+            note += ", within the budget, but a run's accountant cannot use it"
+    return _status("epsilon", b.epsilon, bd, spent, chk.holds, note, chk.filter, fixed)
+
+
+def _status(kind: str, limit: float, delta: float | None, spent: float, holds: bool, note: str, filt: str,
+            fixed: float | None) -> BudgetStatus:
+    remaining = limit - spent
+    if not holds and remaining >= 0.0:
+        remaining = -math.inf  # refused for another reason than the amount (printed without "by")
+    return BudgetStatus(kind, limit, delta, spent, remaining, holds, note=note, filter=filt, fixed_epsilon=fixed)

@@ -553,7 +553,11 @@ def best(results: Sequence[RouteResult], *, none_value: float = math.inf) -> Con
 
 def _select(obj: Any, x: float, which: str, method: str | None) -> Conversion:
     if method == "native":
-        native = obj.best_epsilon if which == "epsilon" else obj.best_delta
+        native = getattr(obj, "best_epsilon" if which == "epsilon" else "best_delta", None)
+        if native is None:  # a composition given as (item, count) pairs has no conversion of its own
+            raise DomainError(f"method='native' asks a mechanism's or guarantee's own conversion; got "
+                              f"{type(obj).__name__}: use a route name ({', '.join(names())}) or None",
+                              name="method", value=method)
         return native(x, method="native")  # type: ignore[no-any-return]
     if method is not None:
         r = route(method)

@@ -281,7 +281,9 @@ def _compact(a: np.ndarray) -> np.ndarray:
 def _to_int64_output(a: np.ndarray) -> np.ndarray:
     if a.dtype == object:
         if a.size and max(a.max(), -a.min()) > _INT64_MAX:
-            raise OverflowError("a sample exceeded the int64 range; use a smaller scale")
+            # a renyi error (a ValueError), not a bare OverflowError: the scale is out of range
+            raise DomainError("a sample exceeded the int64 range (|x| ≤ 9.2e18): the noise scale is too large "
+                              "for int64 output; use a smaller scale", name="scale", value=None)
         return a.astype(np.int64)
     return a
 
@@ -653,10 +655,9 @@ def sample_discrete_laplace(scale: Any, size: Any = None, rng: Any = None) -> An
         int64 array of shape ``size`` (or a Python int).
 
     Raises:
-        DomainError: if ``scale`` is not in (0, ∞) or ``size`` is negative.
+        DomainError: if ``scale`` is not in (0, ∞), ``size`` is negative, or a sample does not
+            fit in int64 (probability below exp(−2**62/scale)).
         TypeError: if ``scale`` is not a real number or ``rng`` not a generator.
-        OverflowError: if a sample does not fit in int64 (probability below
-            exp(−2**62/scale)).
 
     Examples:
         >>> import numpy as np
@@ -774,9 +775,9 @@ def sample_discrete_gaussian(sigma2: Any, size: Any = None, rng: Any = None) -> 
         int64 array of shape ``size`` (or a Python int).
 
     Raises:
-        DomainError: if ``sigma2`` is not in (0, ∞) or ``size`` is negative.
+        DomainError: if ``sigma2`` is not in (0, ∞), ``size`` is negative, or a sample does not
+            fit in int64 (negligible unless σ ≳ 10¹⁸).
         TypeError: if ``sigma2`` is not a real number or ``rng`` not a generator.
-        OverflowError: if a sample does not fit in int64 (negligible unless σ ≳ 10¹⁸).
 
     Examples:
         >>> from fractions import Fraction

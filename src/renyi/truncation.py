@@ -43,10 +43,20 @@ __all__ = ["TruncatedPoisson", "truncation_delta"]
 
 
 def truncation_delta(rate: float, max_batch: int, dataset_size: int) -> float:
-    """P[Binomial(dataset_size, rate) ≥ max_batch], rounded up: the δ that capping costs per step."""
+    """P[Binomial(dataset_size, rate) ≥ max_batch], rounded up: the δ that capping costs per step.
+
+    Args:
+        rate: the sampling probability q ∈ [0, 1].
+        max_batch: the cap B ≥ 1.
+        dataset_size: the number of records n ≥ 1.
+    """
     from scipy.stats import binom
 
     from .conversions import round_up
+
+    rate = PROBABILITY.check("rate", rate)
+    max_batch = check_int("max_batch", max_batch)
+    dataset_size = check_int("dataset_size", dataset_size)
 
     if max_batch > dataset_size:
         return 0.0

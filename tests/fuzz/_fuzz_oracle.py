@@ -44,7 +44,22 @@ TIMEOUT = float(os.environ.get("RENYI_FUZZ_TIMEOUT", "10"))
 SHORT = int(os.environ.get("RENYI_FUZZ_SHORT", "20"))
 LONG = int(os.environ.get("RENYI_FUZZ_LONG", "1500"))
 
-COUNTS: Counter[str] = Counter()
+
+class _Counts(Counter):  # type: ignore[type-arg]
+    """The session's totals; every increment also counts toward the current fuzz target."""
+
+    def __setitem__(self, key: str, value: int) -> None:
+        delta = value - self.get(key, 0)
+        super().__setitem__(key, value)
+        if self is COUNTS and delta:
+            target = BY_TARGET.setdefault(CURRENT[0], Counter())
+            target[key] += delta
+
+
+#: Totals of the session, and the same per fuzz target (the test that drew the inputs).
+COUNTS: Counter[str] = _Counts()
+BY_TARGET: dict[str, Counter[str]] = {}
+CURRENT = ["(outside a fuzz target)"]
 FINDINGS: list[str] = []
 KINDS = ("non_library", "nan", "hang", "accepted_invalid", "invalid_result")
 
@@ -197,10 +212,14 @@ def findings_since(start: int) -> list[str]:
 
 
 def run(strategy: st.SearchStrategy[Any], body: Any, examples: int) -> None:
-    """Run ``body`` on ``examples`` draws (derandomised in CI); fail on any new finding."""
+    """Run ``body`` on ``examples`` draws (derandomised in CI and in the default budget); fail on any new finding."""
     start = len(FINDINGS)
+    CURRENT[0] = getattr(body, "__qualname__", "?").split(".")[0]
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=bool(os.environ.get("CI")),
+    # The default budget is derandomised everywhere (the same draws as CI: a red default suite is
+    # reproducible); the long profile draws afresh unless CI is set.
+    @settings(max_examples=examples, deadline=None, database=None,
+              derandomize=bool(os.environ.get("CI")) or examples <= SHORT,
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def inner(x: Any) -> None:

@@ -1,7 +1,16 @@
-"""Prints the fuzz oracle's totals at the end of a session that ran fuzz targets."""
+"""Prints the fuzz oracle's totals at the end of a session that ran fuzz targets.
+
+The totals are the closing note's fuzz counts: calls tried, and findings per kind (non-library
+exceptions, NaN escapes, hangs, accepted out-of-domain inputs, invalid results), for the whole
+session and per target. ``RENYI_FUZZ_SUMMARY=path.json`` also writes them as JSON. Reproduce:
+
+    RENYI_FUZZ_TIMEOUT=5 RENYI_FUZZ_LONG=300 python -m pytest tests/fuzz -m fuzz   # long profile
+    python -m pytest tests/fuzz                                                    # default (CI) budget
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -15,7 +24,7 @@ def pytest_collection_finish(session):  # noqa: ARG001
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    from _fuzz_oracle import COUNTS, KINDS
+    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, SHORT, TIMEOUT
 
     if not COUNTS["tried"]:
         return
@@ -25,3 +34,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
                   f"renyi errors on bad input: {COUNTS['library_error']}, "
                   f"in-domain inputs refused with a renyi error: {COUNTS['rejected_valid']})")
     tr.write_line("findings: " + ", ".join(f"{k} {COUNTS[k]}" for k in KINDS))
+    tr.write_line(f"(hang limit {TIMEOUT:g} s; examples per target: {SHORT} default, {LONG} with -m fuzz)")
+    width = max(len(t) for t in BY_TARGET)
+    tr.write_line(f"  {'target':<{width}}  {'tried':>7}  {'valid':>7}  {'refused':>7}  findings")
+    for name in sorted(BY_TARGET):
+        c = BY_TARGET[name]
+        found = sum(c[k] for k in KINDS)
+        tr.write_line(f"  {name:<{width}}  {c['tried']:>7}  {c['ok']:>7}  {c['library_error'] + c['rejected_valid']:>7}"
+                      f"  {found}")
+    out = os.environ.get("RENYI_FUZZ_SUMMARY")
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump({"timeout_s": TIMEOUT, "examples_short": SHORT, "examples_long": LONG, "totals": dict(COUNTS),
+                       "by_target": {k: dict(v) for k, v in BY_TARGET.items()}}, fh, indent=2, sort_keys=True)
+        tr.write_line(f"fuzz summary written to {out}")

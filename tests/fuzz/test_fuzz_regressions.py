@@ -132,3 +132,87 @@ def test_cli_warnings_are_one_line(capsys):
         warnings.warn("overflow encountered", RuntimeWarning)
     err = capsys.readouterr().err
     assert err == "warning: PLD could not resolve\n"
+
+
+def test_discrete_laplace_epsilon_root_uses_the_exact_delta():
+    """DiscreteLaplace(1e-16).epsilon(0.7) took > 5 s: each step of its root search asked the
+    whole route table; the exact δ (no route is smaller) is enough."""
+    import time
+
+    m = renyi.DiscreteLaplace(scale=1e-16)
+    m.epsilon(0.5)  # imports paid here
+    t0 = time.perf_counter()
+    assert m.epsilon(0.6985904132976533) == 1e16
+    assert time.perf_counter() - t0 < 2.0
+    m = renyi.DiscreteLaplace(scale=0.5)
+    e = m.epsilon(1e-6)
+    assert m.delta(e) <= 1e-6 and m.delta(e * (1 - 1e-6)) > 1e-6
+
+
+# ----- findings of the strategies over the rest of the API (test_fuzz_more.py) ------------------
+def test_routes_native_method_on_a_composition_is_a_domain_error():
+    from renyi import routes
+
+    with pytest.raises(DomainError, match="native"):
+        routes.best_delta((renyi.Gaussian(2.0), 3), 1.0, "native")
+    assert routes.best_delta(renyi.Gaussian(2.0), 1.0, "native").value > 0
+
+
+def test_kov_delta_allocation_blocks_truncation_delta_validate():
+    from renyi.allocation import allocation_blocks
+    from renyi.composition import kov_delta
+    from renyi.truncation import truncation_delta
+
+    with pytest.raises(TypeError):
+        kov_delta([1.0], 3, 0.5)
+    with pytest.raises(DomainError, match="k"):
+        allocation_blocks(52, 9.9e-202)
+    with pytest.raises(DomainError, match="k"):
+        allocation_blocks(3, 4)
+    assert allocation_blocks(10, 3) == (4, 3, 3)
+    with pytest.raises(DomainError, match="rate"):
+        truncation_delta(1e6, 10, 10)
+    assert 0.0 < truncation_delta(0.5, 3, 10) <= 1.0
+
+
+def test_decode_floats_refuses_a_damaged_value():
+    from renyi.errors import LedgerError
+    from renyi.ledger import decode_floats
+
+    for bad in (1, -math.inf, {}, None):
+        with pytest.raises(LedgerError):
+            decode_floats(bad)
+
+
+def test_allocate_with_extreme_budgets_is_a_domain_error():
+    from renyi import accuracy
+
+    with pytest.raises(DomainError):
+        accuracy.allocate(5e-324, [{"name": "q", "sensitivity": 1.4e16, "cells": 4}, accuracy.Query("r", cells=3)])
+    with pytest.raises(DomainError):
+        accuracy.allocate(9.5e299, [{"name": "q", "sensitivity": 1e155, "cells": 3}, accuracy.Query("r", cells=3)],
+                          loss="max_relative")
+
+
+def test_samplers_out_of_int64_range_is_a_domain_error():
+    from renyi.samplers import sample_discrete_laplace
+
+    with pytest.raises(DomainError, match="int64"):
+        sample_discrete_laplace(8e299, size=(2, 3), rng=np.random.default_rng(0))
+
+
+def test_divergences_at_overflowing_losses():
+    from renyi import divergences, plrv
+
+    loss = plrv.randomized_response_privacy_loss(3.0e299)
+    assert plrv.power_means(loss, 2e16) == math.inf  # was NaN (∞ − ∞ in log-sum-exp)
+    assert divergences.discrete_gaussian_normalizer(7.97e299) == pytest.approx(math.sqrt(2 * math.pi) * 7.97e299)
+    assert divergences.discrete_gaussian_normalizer(1.0) == pytest.approx(2.506628288043, abs=1e-12)
+
+
+def test_stability_histogram_n_without_a_representable_n():
+    from renyi import limits
+
+    with pytest.raises(DomainError, match="no n"):
+        limits.stability_histogram_n(5e-324, 5e-324, 5e-324)
+    assert limits.stability_histogram_n(1.0, 1e-6, 0.05) == 88

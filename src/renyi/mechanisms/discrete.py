@@ -537,7 +537,7 @@ class DiscreteLaplace(Mechanism):
         if self.vector or self.sensitivity > _MAX_SHIFT:
             return Conversion(conv.pure_dp_epsilon(eps, delta), None, "pure DP, randomized-response profile")
         def g(e: float) -> float:  # decreasing in e
-            return self.best_delta(e).value - delta
+            return self.best_delta(e, method="native").value - delta  # the exact δ: no route is smaller
 
         if g(0.0) <= 0.0:
             return Conversion(0.0, None, _DLAP_PROFILE)

@@ -38,8 +38,9 @@ the two tangent lines is at an endpoint or at their intersection, and checking t
 is ≥ 0 proves g ≥ 0 on the whole interval. The slope of δ_μ in x is −Φ(−ε/μ − μ/2) (the
 Q-probability of the Neyman–Pearson region). Beyond the last point, δ is decreasing: once
 u_A ≤ δ₀ every larger ε holds. Below the first grid point of a window that starts above 0,
-the chord from (x = 0, δ = 1) bounds δ. δ_μ is computed in log space and lowered by a relative
-1e-9 against its own round-off.
+the chord from (x = 0, δ = 1) bounds δ. δ_μ is computed in log space and lowered by a bound on
+its own round-off (ten ulps of the logs involved, times the cancellation factor), and the
+tangent tests keep a margin for the round-off in the slopes.
 
 *Why δ₀ > 0 by default.* The pessimistic discretisation keeps the unresolved far tail as mass
 at +∞, so its profile never drops below that mass and cannot certify δ ≤ δ_μ for ε → ∞. This
@@ -79,7 +80,6 @@ __all__ = ["TradeOff", "GDPBound", "tradeoff", "gdp_mu", "gdp_tpr", "gdp_delta"]
 #: The largest FFT window used per tilt (memory: a few arrays of this many values).
 _N_MAX = 2**19
 _WINDOW_SIGMAS = 13.0
-_ETA = 1e-9  # relative allowance for the round-off of δ_μ (computed to ~1e-14)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -552,28 +552,42 @@ def _points(s: _Samples, delta0: float) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _holds(mu: float, eps: np.ndarray, u: np.ndarray, delta0: float) -> bool:
     """True when the chords through (e^{ε_A}, u_A) lie below δ_μ + δ₀ (see the module doc)."""
-    ld = _log_gdp_delta(mu, eps)
-    g = np.exp(ld) * (1.0 - _ETA) + delta0 - u
+    la = special.log_ndtr(-eps / mu + mu / 2.0)
+    lb = special.log_ndtr(-eps / mu - mu / 2.0)
+    with np.errstate(invalid="ignore"):
+        ld = la + _log1mexp(eps + lb - la)
+    ld = np.where(np.isnan(ld), -np.inf, ld)
+    # Round-off allowance on δ_μ, relative: a few ulps of the logs involved, amplified by the
+    # cancellation in Φ(a) − e^ε Φ(b) (a factor ≤ 2 + ε/μ² on this range); 10× the ulp.
+    eta = 1e-15 * (10.0 + np.abs(la) + np.abs(lb) + np.abs(eps)) * (2.0 + np.abs(eps) / (mu * mu))
+    dmu = np.exp(ld)
+    g = dmu * (1.0 - eta) + delta0 - u
     if not np.all(g >= 0):
         return False
     if eps.size < 2:
         return True
+    # per interval, one factor (1 − η) so that (1 − η)δ_μ stays convex on it
+    eta_i = np.maximum(eta[:-1], eta[1:])
+    ga = dmu[:-1] * (1.0 - eta_i) + delta0 - u[:-1]
+    gb = dmu[1:] * (1.0 - eta_i) + delta0 - u[1:]
     tau = np.expm1(np.diff(eps))
     slope = (u[1:] - u[:-1]) / tau  # chord slope per unit of t = x/x_A − 1
     # x_A·Φ(−ε/μ − μ/2) at both ends, x_A = e^{ε_A}: the slope of δ_μ in t
-    lb = special.log_ndtr(-eps / mu - mu / 2.0)
     qa = np.exp(eps[:-1] + lb[:-1])
     qb = np.exp(eps[:-1] + lb[1:])
-    s_a = -(1.0 - _ETA) * qa - slope
-    s_b = -(1.0 - _ETA) * qb - slope
-    ga, gb = g[:-1], g[1:]
+    s_a = -(1.0 - eta_i) * qa - slope
+    s_b = -(1.0 - eta_i) * qb - slope
+    # the slopes carry round-off too: a tangent line off by |e|·t, |e| ≤ 1e-12·|s|
+    margin = 1e-12 * (np.abs(s_a) + np.abs(s_b) + np.abs(slope)) * tau
+    if not np.all(np.minimum(ga, gb) >= margin):
+        return False
     mid = (s_a < 0) & (s_b > 0)
     if not mid.any():
         return True
     with np.errstate(divide="ignore", invalid="ignore"):
         t_star = (gb - ga - s_b * tau) / (s_a - s_b)
         val = ga + s_a * t_star
-    return bool(np.all(val[mid] >= 0))
+    return bool(np.all(val[mid] >= margin[mid]))
 
 
 def _needed_mu(eps: np.ndarray, u: np.ndarray, delta0: float) -> np.ndarray:

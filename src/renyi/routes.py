@@ -604,6 +604,13 @@ DEFAULT_FPRS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
+def _exp_times(eps: float, a: float) -> float:
+    """e^ε·a without overflow (+∞ when it exceeds the float range; 0 when a = 0)."""
+    if a <= 0.0:
+        return 0.0
+    return math.exp(eps + math.log(a)) if eps + math.log(a) < 700.0 else math.inf
+
+
 def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
     """An upper bound on the true-positive rate of any membership test at false-positive rate
     ``fpr``, from the (ε, δ(ε)) profile of a route.
@@ -671,7 +678,7 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
         return cache[eps]
 
     def tpr(a: float, eps: float, d: float) -> float:
-        t = min(1.0, math.exp(eps) * a + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a))
+        t = min(1.0, _exp_times(eps, a) + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a))
         return max(t, a)
 
     # A range of ε wide enough for every optimum: beyond ε(δ = 1e-9·FPR) the δ term is
@@ -772,7 +779,7 @@ def _with_cheap_routes(it: Items, rates: Sequence[float], curve: Any) -> list[Co
                 res.append(RouteResult(r, None, str(exc)))
         b = best(res, none_value=1.0)
         d = min(1.0, b.value)
-        t = max(a, min(1.0, math.exp(eps) * a + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a)))
+        t = max(a, min(1.0, _exp_times(eps, a) + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a)))
         if t < c.value:
             out[i] = Conversion(t, eps, b.method,
                                 detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)")

@@ -359,27 +359,28 @@ def test_shipped_example_runs(tmp_path):
     assert (tmp_path / "releases.db").exists()
 
 
-def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path):
+@pytest.mark.parametrize("m, units", [(3, 2_000), (65, 150)])  # with and without the top-m pre-cut
+def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, units):
     """The kept rows are each individual's m rows of smallest salted hash (what a row_number()
     window keeps), also when identical rows tie: never more than m rows per individual."""
     from renyi.release.duckdb import kept_sql
 
     rng = np.random.default_rng(11)
     n = 20_000
-    cols = {"id": rng.integers(0, 2_000, n), "grp": np.array(GROUPS[:5], dtype=object)[rng.integers(0, 5, n)],
+    cols = {"id": rng.integers(0, units, n), "grp": np.array(GROUPS[:5], dtype=object)[rng.integers(0, 5, n)],
             "x": rng.integers(0, 3, n).astype(float)}  # few distinct rows per individual: many ties
     con = duckdb.connect()
     con.register("t", cols)
     con.execute(f"COPY t TO '{tmp_path / 't.parquet'}' (FORMAT PARQUET)")
     con.close()
-    plan = make_plan(parse_spec(spec(tmp_path / "t.parquet", tmp_path, m=3)))
+    plan = make_plan(parse_spec(spec(tmp_path / "t.parquet", tmp_path, m=m)))
     with DuckDBEngine(plan.spec.data) as eng:
         eng._con.execute(kept_sql(plan, 77))
         per_unit = eng._con.execute("SELECT max(c) FROM (SELECT count(*) c FROM __renyi_kept GROUP BY __renyi_unit)")
-        assert per_unit.fetchone()[0] == 3
+        assert per_unit.fetchone()[0] == m
         got = eng._con.execute("SELECT grp, count(*), sum(x) FROM __renyi_kept GROUP BY grp ORDER BY grp").fetchall()
         ref = eng._con.execute(
             f"SELECT grp, count(*), sum(x) FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
-            f"hash(77::UBIGINT, id, grp, x)) AS rn FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= 3 "
+            f"hash(77::UBIGINT, id, grp, x)) AS rn FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} "
             "GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref

@@ -116,7 +116,10 @@ def _log_cell_beta(log_beta: float, cells: float, method: str) -> float:
     else:
         # 1 − (1 − β)^{1/T} = −expm1(log1p(−β)/T), with log1p(−β) from log β without cancellation
         log_keep = math.log1p(-math.exp(log_beta)) if log_beta < -_LOG2 else math.log(-math.expm1(log_beta))
-        out = math.log(-math.expm1(log_keep / cells))
+        per = -math.expm1(log_keep / cells)
+        # for β near the smallest double log_keep / T underflows to 0; the union bound β/T is
+        # never larger than 1 − (1 − β)^{1/T}, so it is a valid (slightly wider) choice
+        out = math.log(per) if per > 0.0 else log_beta - math.log(cells)
     return out - _MARGIN * max(1.0, abs(out))
 
 

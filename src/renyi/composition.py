@@ -314,7 +314,9 @@ def optimal_homogeneous_composition(epsilon: float, delta: float, k: int, delta_
     k = check_int("k", k)
     delta_prime = PROBABILITY_OPEN.check("delta_prime", delta_prime)
     keep = k * math.log1p(-delta)  # log (1−δ)^k
-    budget = -math.expm1(math.log1p(-delta_prime) - keep)  # δ_RR allowed
+    log_ratio = math.log1p(-delta_prime) - keep
+    # log_ratio ≥ 0 means (1 − δ)^k ≤ 1 − δ′: no ε′ works (and expm1 would overflow when large)
+    budget = -math.expm1(log_ratio) if log_ratio < 0.0 else 0.0  # δ_RR allowed
     if budget <= 0.0:
         raise DomainError(
             f"delta_prime must exceed 1 − (1 − delta)^k = {-math.expm1(keep)!r}; got {delta_prime!r}"

@@ -1443,10 +1443,16 @@ def exponential_divergence(rate1: float, rate2: float, alpha: ArrayLike) -> floa
     a = alphas.reshape(-1)
     R = r1 / r2
     logR = math.log(r1) - math.log(r2)
-    cc = -math.expm1(-logR)  # 1 − 1/R
+    cc = -math.expm1(-logR) if -logR < 709.0 else -math.inf  # 1 − 1/R (−∞ once 1/R overflows)
     with np.errstate(all="ignore"):
         lam = np.where(np.isfinite(a), a - 1.0, 1.0)
         val = logR - _log1p_over(lam, np.full_like(lam, cc))
+        if math.isinf(cc):
+            # 1/R overflows: log1p(λ(1 − 1/R)) = log(α + (1 − α)/R), finite for α ∈ (0, 1) only
+            mid = (a > 0) & (a < 1)
+            am = np.where(mid, a, 0.5)  # placeholders outside (0, 1), where the value is ∞
+            inner = np.logaddexp(np.log(am), np.log1p(-am) - logR)
+            val = np.where(mid, logR - inner / (am - 1.0), np.inf)
         out = np.where(np.isnan(val), np.inf, val)
         out = np.where(np.isinf(a), logR if R >= 1.0 else np.inf, out)
         out = np.where(a == 0.0, 0.0, out)

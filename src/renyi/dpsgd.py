@@ -219,11 +219,11 @@ def _steps_of_epochs(epochs: float, q: float, frac: Fraction | None) -> int:
             return max(1, int(rf))
         return max(1, math.ceil(tf))
     t = epochs / q
+    if not math.isfinite(t) or t > 2.0**62:
+        raise DomainError(f"epochs / sample_rate must be at most 2**62 steps; got {t!r}", name="epochs", value=epochs)
     r = round(t)
     if abs(t - r) <= 1e-9 * max(1.0, t):
         return max(1, int(r))
-    if not math.isfinite(t) or t > 2.0**62:
-        raise DomainError(f"epochs / sample_rate must be at most 2**62 steps; got {t!r}", name="epochs", value=epochs)
     return max(1, math.ceil(t))
 
 

@@ -216,3 +216,43 @@ def test_stability_histogram_n_without_a_representable_n():
     with pytest.raises(DomainError, match="no n"):
         limits.stability_histogram_n(5e-324, 5e-324, 5e-324)
     assert limits.stability_histogram_n(1.0, 1e-6, 0.05) == 88
+
+
+# ---- the four crashes of the last long fuzz run (2026-11-24) ----------------------------------
+
+def test_schedule_with_overflowing_epochs_is_a_domain_error() -> None:
+    from renyi import dpsgd
+    from renyi.errors import DomainError
+
+    with pytest.raises(DomainError, match="epochs"):
+        dpsgd.schedule(5e-324, steps=491, epochs=4.3e185)
+
+
+def test_exponential_divergence_when_the_rate_ratio_overflows() -> None:
+    import sys
+
+    import mpmath as mp
+
+    from renyi.divergences import exponential_divergence
+
+    big = sys.float_info.max
+    for a in (0.1, 0.5, 0.9):
+        with mp.workdps(50):
+            r1, r2, aa = mp.mpf(0.25), mp.mpf(big), mp.mpf(a)
+            exact = float((aa * mp.log(r1) + (1 - aa) * mp.log(r2) - mp.log(aa * r1 + (1 - aa) * r2)) / (aa - 1))
+        assert exponential_divergence(0.25, big, a) == pytest.approx(exact, rel=1e-12)
+    assert exponential_divergence(0.25, big, 2.0) == math.inf
+
+
+def test_gaussian_histogram_n_at_the_smallest_beta() -> None:
+    from renyi.limits import gaussian_histogram_n
+
+    assert gaussian_histogram_n(52, 7.3e299, 5e-324) >= 1
+
+
+def test_optimal_homogeneous_composition_with_no_room_for_delta_prime() -> None:
+    from renyi.composition import optimal_homogeneous_composition
+    from renyi.errors import DomainError
+
+    with pytest.raises(DomainError, match="delta_prime"):
+        optimal_homogeneous_composition(4.8e299, 0.87, 1539, 5e-324)

@@ -74,6 +74,7 @@ from ..errors import DomainError
 from ._fft import Composed, compose
 from ._grid import Discrete, discretise, support_range
 from ._profiles import Profile, pairs_for
+from .distribution import _lattice  # one lattice test for both engines
 
 __all__ = ["TradeOff", "GDPBound", "tradeoff", "gdp_mu", "gdp_tpr", "gdp_delta"]
 
@@ -291,26 +292,6 @@ def _choose_h(profiles: list[tuple[Profile, int]], log_tail: float, n_max: int, 
     h = min(math.sqrt(tol / total), min(spans) / 8.0)
     h = max(h, 2.0 * _WINDOW_SIGMAS * sd / (0.9 * n_max))
     return float(2.0 ** math.floor(math.log2(h)))
-
-
-def _lattice(profiles: list[tuple[Profile, int]]) -> float | None:
-    """A spacing g with every finite loss value of every (finite) pair a multiple of g."""
-    vals = []
-    for p, _ in profiles:
-        at = p.atoms()
-        if at is None:
-            return None
-        v = np.abs(at[0][np.abs(at[0]) > 1e-300])
-        if v.size:
-            vals.append(v)
-    if not vals:
-        return None
-    allv = np.concatenate(vals)
-    g = float(allv.min())
-    ratio = allv / g
-    if np.all(np.abs(ratio - np.round(ratio)) <= 1e-9 * np.maximum(ratio, 1.0)):
-        return g
-    return None
 
 
 def _sample(profiles: list[tuple[Profile, int]], log_floor: float, *, tol: float = 1e-4,

@@ -308,6 +308,7 @@ def _sample(profiles: list[tuple[Profile, int]], log_floor: float, *, tol: float
     for p, c in profiles:
         lo, hi = support_range(p, h, log_tail)
         u, l_ = discretise(p, h, lo, hi)
+        assert l_ is not None  # asked for (lower=True is the default)
         up.append((u, c))
         low.append((l_, c))
     lam = 0.0

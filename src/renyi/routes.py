@@ -604,6 +604,22 @@ DEFAULT_FPRS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
+def _cheap_routes() -> list[Route]:
+    """The routes that give δ at an ε in milliseconds (all but the numerical PLD)."""
+    return [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
+
+
+def _best_cheap_delta(it: Items, eps: float) -> Conversion:
+    """The smallest δ at ``eps`` over :func:`_cheap_routes`."""
+    res = []
+    for r in _cheap_routes():
+        try:
+            res.append(RouteResult(r, r.delta(it, eps)))
+        except ConversionError as exc:
+            res.append(RouteResult(r, None, str(exc)))
+    return best(res, none_value=1.0)
+
+
 def _exp_times(eps: float, a: float) -> float:
     """e^ε·a without overflow (+∞ when it exceeds the float range; 0 when a = 0)."""
     if a <= 0.0:
@@ -660,20 +676,12 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
     # The search needs δ(ε) at some fifty ε's: without a named method it runs on the routes
     # that answer in milliseconds, and the numerical PLD route (one composition per call) is
     # asked once per FPR, at the ε the search found, where it can only lower the bound.
-    cheap = [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
-
     def delta_at(eps: float) -> tuple[float, str]:
         if eps not in cache:
             if method is not None:
                 c = best_delta(it, eps, method)
             else:
-                res = []
-                for r in cheap:
-                    try:
-                        res.append(RouteResult(r, r.delta(it, eps)))
-                    except ConversionError as exc:
-                        res.append(RouteResult(r, None, str(exc)))
-                c = best(res, none_value=1.0)
+                c = _best_cheap_delta(it, eps)
             cache[eps] = (min(1.0, c.value), c.method)
         return cache[eps]
 
@@ -690,7 +698,7 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
             top = best_epsilon(it, d_top, method).value
         else:  # the range only needs a valid ε: the fast routes give one
             found = []
-            for r in cheap:
+            for r in _cheap_routes():
                 try:
                     found.append(r.epsilon(it, d_top).value)
                 except ConversionError:
@@ -767,17 +775,10 @@ def _with_cheap_routes(it: Items, rates: Sequence[float], curve: Any) -> list[Co
     """The PLD rows, each lowered by the fast routes' δ at the PLD's own optimal ε where that
     is smaller (both are valid; the PLD curve is the near-exact one, so one ε per rate is
     enough instead of the routes' own search)."""
-    cheap = [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
     out = _pld_rows(curve)
     for i, (a, c) in enumerate(zip(rates, out)):
         eps = max(0.0, float(c.witness or 0.0))
-        res = []
-        for r in cheap:
-            try:
-                res.append(RouteResult(r, r.delta(it, eps)))
-            except ConversionError as exc:
-                res.append(RouteResult(r, None, str(exc)))
-        b = best(res, none_value=1.0)
+        b = _best_cheap_delta(it, eps)
         d = min(1.0, b.value)
         t = max(a, min(1.0, _exp_times(eps, a) + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a)))
         if t < c.value:

@@ -42,6 +42,7 @@ from .._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from ..errors import ConversionError, DomainError, RenyiNumericalWarning
 from ._fft import Composed, compose
 from ._grid import Discrete, discretise, support_range
+from ._many import merge_gaussians
 from ._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
@@ -123,7 +124,8 @@ def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]
         rem.append((r, c))
         add.append((a, c))
         sym = sym and (a is r or r.symmetric())
-    return [rem] if sym else [rem, add]
+    # distinct Gaussian steps compose exactly into one Gaussian pair (see _many)
+    return [merge_gaussians(rem)] if sym else [merge_gaussians(rem), merge_gaussians(add)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ from scipy import fft as sfft
 from .._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from ..errors import ConversionError, DomainError, RenyiNumericalWarning
 from ._fft import Composed, compose
-from ._grid import Discrete, discretise, support_range
-from ._many import Bundle, Step, bundle, merge_gaussians
+from ._grid import Discrete, support_range
+from ._many import Bundle, Step, bucket, bundle, discretise_step, merge_gaussians
 from ._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
@@ -293,7 +293,7 @@ def _discretise_all(profiles: list[tuple[Profile, int]], h: float, log_tail: flo
         if hit is not None and hit[0] is p and (hit[2] is not None or not lower):
             u, l_ = hit[1], hit[2]
         else:
-            u, l_ = discretise(p, h, lo, hi, lower)
+            u, l_ = discretise_step(p, h, lo, hi, lower)
             while _DISC and size + u.log_mass.size > _DISC_BUDGET:
                 size -= _DISC.pop(next(iter(_DISC)))[1].log_mass.size
             if u.log_mass.size <= _DISC_BUDGET:
@@ -708,7 +708,8 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()
-            lo, hi = _solve_direction(prof, log_delta=math.log(d), below=max(lows, default=-math.inf))
+            # many near-identical subsampled Gaussians: buckets (see _many.bucket)
+            lo, hi = _solve_direction(bucket(prof), log_delta=math.log(d), below=max(lows, default=-math.inf))
             _remember((key, i), _LAST[-1:])
             _LAST.clear()
             lows.append(lo)
@@ -751,7 +752,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
-            lo, hi = _solve_direction(prof, eps=e, below=max(lows, default=-math.inf))
+            lo, hi = _solve_direction(bucket(prof), eps=e, below=max(lows, default=-math.inf))
             cached = _cached_delta((key, i), e)
             if cached is not None:
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])

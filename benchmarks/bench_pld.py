@@ -332,21 +332,28 @@ def training(steps: int, q: float = 0.01, sigma: float = 1.0, delta: float = 1e-
 
 
 def mixed_pipeline(n: int) -> list[tuple[Any, int]]:
-    """n distinct mechanisms: Laplace counts, randomized response, Gaussians, DP-SGD phases."""
+    """n distinct mechanisms: Laplace counts, randomized response, Gaussians, subsampled phases.
+
+    All under one neighbouring relation (replace-one, that of randomized response), so that the
+    composition has a guarantee at all: subsampling is without replacement, the replace-one
+    scheme. (Mixing add/remove mechanisms in makes the default route state the guarantee for
+    replace-one, where a Poisson-subsampled Gaussian becomes a group of 2 with no PLD.)
+    """
     from renyi.mechanisms import Gaussian, Laplace, RandomizedResponse
-    from renyi.subsampling import PoissonSubsampled
+    from renyi.subsampling import SubsampledWithoutReplacement
 
     items: list[tuple[Any, int]] = []
     for i in range(n):
         k = i % 4
         if k == 0:
-            items.append((Laplace(200.0 + i), 1))
+            items.append((Laplace(200.0 + i, neighbouring="replace_one"), 1))
         elif k == 1:
             items.append((RandomizedResponse(epsilon=0.01 + 1e-6 * i), 1))
         elif k == 2:
-            items.append((Gaussian(50.0 + 0.01 * i), 1))
+            items.append((Gaussian(50.0 + 0.01 * i, neighbouring="replace_one"), 1))
         else:
-            items.append((PoissonSubsampled(Gaussian(1.0 + 1e-5 * i), 0.001), 10))
+            items.append((SubsampledWithoutReplacement(Gaussian(1.0 + 1e-5 * i, neighbouring="replace_one"), 0.001),
+                          10))
     return items
 
 
@@ -372,7 +379,8 @@ def _rss_mb() -> tuple[float, float]:
     except (OSError, AttributeError):
         import resource
 
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 if sys.platform != "darwin" else 1024) / 1024
+        raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = raw / (2**20 if sys.platform == "darwin" else 1024)
         return peak, peak
 
 
@@ -399,15 +407,31 @@ def memory_case(name: str, traced: bool) -> dict[str, Any]:
     traced_peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else None
     if traced:
         tracemalloc.stop()
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    _, hwm = _rss_mb()
+    peak = _peak_mb()
     heavy = [m for m in HEAVY if m in sys.modules]
+    # Then the question as a user asks it: the default route (the minimum over the routes, so
+    # also the RDP route and its imports), whose PLD answer is cached by now.
     from renyi import routes
 
-    rdp = float(routes.best_epsilon(items, delta, "rdp").value)  # after the peak was read
-    return {"case": name, "rss_start_mb": rss_start, "rss_import_mb": rss_import, "peak_rss_mb": max(maxrss, hwm),
-            "traced_peak_mb": traced_peak, "seconds": seconds, "lower": lo, "upper": hi, "rdp": rdp,
-            "heavy_imports": heavy, "modules": len(sys.modules)}
+    t1 = time.perf_counter()
+    best = routes.best_epsilon(items, delta)
+    default_s = time.perf_counter() - t1
+    peak_default = _peak_mb()
+    rdp = float(routes.best_epsilon(items, delta, "rdp").value)  # after the peaks were read
+    return {"case": name, "rss_start_mb": rss_start, "rss_import_mb": rss_import, "peak_rss_mb": peak,
+            "traced_peak_mb": traced_peak, "seconds": seconds, "lower": lo, "upper": hi,
+            "peak_rss_default_route_mb": peak_default, "default_route_s": default_s,
+            "default_epsilon": float(best.value), "default_method": best.method, "rdp": rdp,
+            "heavy_imports": heavy, "heavy_imports_default_route": [m for m in HEAVY if m in sys.modules],
+            "modules": len(sys.modules)}
+
+
+def _peak_mb() -> float:
+    """Peak RSS of this process so far, MiB (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    import resource
+
+    raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return max(raw / (2**20 if sys.platform == "darwin" else 1024), _rss_mb()[1])
 
 
 def tight_case(q: float, sigma: float, t: int, delta: float) -> dict[str, Any]:
@@ -560,6 +584,8 @@ def table_steps(b: Bench) -> None:
             for name, fn in (("dpacc", dpacc_pld), ("prv", prv)):
                 if t in big:
                     peers[name] = Outcome("skip", message="renyi alone")
+                elif name == "prv" and delta < 1e-5 and t >= 10**5 and not b.full:
+                    peers[name] = Outcome("skip", message="with --full")
                 elif t >= b.over.get(name, math.inf):
                     peers[name] = SKIPPED
                 else:
@@ -577,6 +603,8 @@ def table_steps(b: Bench) -> None:
                       f"{ratio(peers['prv'], r):>6}", flush=True)
             rows.append({"T": t, "delta": delta, "renyi": row_of(r), **{k: row_of(v) for k, v in peers.items()}})
             report_failures(b, key, f"T={t}", ("renyi", r), *peers.items())
+        if delta < 1e-5 and not b.full and not b.quick:
+            b.note(key, "PRV at T ≥ 10⁵ and δ = 1e-10 ('skip'): only with --full (over 2 minutes)")
         if b.over:
             b.note(key, f"'>' = over the {b.peer_limit:g} s limit (ratio: a lower bound); 'skip' = not run at this "
                         "or a larger T once over the limit at a larger δ or smaller T (--peer-limit S to wait longer)")
@@ -655,30 +683,41 @@ def table_memory(b: Bench) -> None:
         names = [n for n in MEMORY_CASES if "T=10⁶ δ=1e-5" in n or " 50 mech" in n]
     rows = b.table("5", "5. memory: each case in a fresh process (MiB; RSS after `import renyi, renyi.pld`, "
                         "peak RSS of the process, tracemalloc's peak of the computation)")
-    print(f"   {'case':<42} {'time s':>8} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7}  "
-          f"{'[lower, upper]':>22} {'RDP ε':>9}")
+    print(f"   {'case':<40} {'time s':>7} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7} "
+          f"{'+ default':>9}  {'PLD [lower, upper]':>22} {'default ε':>17} {'RDP ε':>9}")
     traced_up_to = 1e9 if b.full else 20.0
+    over = False
     for name in names:
+        if over and name.startswith("mixed"):
+            print(f"   {name:<40} {'skip':>7}  (a smaller pipeline was over the limit)", flush=True)
+            rows.append({"case": name, "rss": row_of(Outcome("skip"))})
+            continue
         o = once(memory_case, name, False, limit=b.renyi_limit, quiet=b.quiet)
+        over = over or (o.status == "timeout" and name.startswith("mixed"))
         tr = (once(memory_case, name, True, limit=b.renyi_limit, quiet=b.quiet)
               if o.ok and o.value["seconds"] <= traced_up_to else Outcome("skip"))
         if o.ok:
             v = o.value
             traced = f"{tr.value['traced_peak_mb']:.1f}" if tr.ok else tr.status
             br = f"[{v['lower']:.4f}, {v['upper']:.4f}]"
-            print(f"   {name:<42} {v['seconds']:>8.2f} {v['rss_start_mb']:>9.1f} {v['rss_import_mb']:>10.1f} "
-                  f"{v['peak_rss_mb']:>9.1f} {traced:>7}  {br:>22} "
-                  f"{v['rdp']:>9.4f}", flush=True)
+            dflt = f"{v['default_epsilon']:.4f} {v['default_method']}"
+            print(f"   {name:<40} {v['seconds']:>7.2f} {v['rss_start_mb']:>9.1f} {v['rss_import_mb']:>10.1f} "
+                  f"{v['peak_rss_mb']:>9.1f} {traced:>7} {v['peak_rss_default_route_mb']:>9.1f}  {br:>22} "
+                  f"{dflt:>17} {v['rdp']:>9.4f}", flush=True)
             if v["heavy_imports"]:
-                b.note("5", f"{name}: imported {v['heavy_imports']}")
+                b.note("5", f"{name}: the PLD answer imported {v['heavy_imports']}")
+            extra = sorted(set(v["heavy_imports_default_route"]) - set(v["heavy_imports"]))
+            if extra:
+                b.note("5", f"{name}: the default route then imported {extra}")
         else:
             what = f"over the {b.renyi_limit:g} s limit" if o.status == "timeout" else o.message
-            print(f"   {name:<42} {secs(o):>8}  ({what})", flush=True)
+            print(f"   {name:<40} {secs(o):>7}  ({what})", flush=True)
         rows.append({"case": name, "rss": row_of(o), "traced": row_of(tr)})
         report_failures(b, "5", name, ("renyi", o))
-    b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: ru_maxrss of the "
-                "untraced run; traced: a second fresh process under tracemalloc (skipped when the first took over "
-                f"{traced_up_to:g} s)")
+    b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: of the process after "
+                "the PLD answer (epsilon_bounds); traced: tracemalloc's peak of that computation, in a second fresh "
+                f"process (skipped when the first took over {traced_up_to:g} s); + default: peak RSS after then asking "
+                "the default route (routes.best_epsilon: the minimum over routes) in the same process")
 
 
 TIGHT_QUICK = ([0.01], [1.0], [100, 10**4])

@@ -39,7 +39,7 @@ import numpy as np
 
 from ._profiles import Profile
 
-__all__ = ["Discrete", "support_range", "discretise"]
+__all__ = ["Discrete", "support_range", "discretise", "discretise_lower"]
 
 _SHIFT = 1e-11
 _U = 2.0**-53
@@ -239,6 +239,16 @@ def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                 break
         stack.append(j)
     return np.asarray([ks[j] for j in stack], dtype=np.int64)
+
+
+def discretise_lower(profile: Profile, h: float, lo: int, hi: int, upper: Discrete) -> Discrete:
+    """The optimistic discretisation alone, given the pessimistic one ``upper`` of the same
+    profile on the same grid (as returned by :func:`discretise`)."""
+    atoms = profile.atoms()
+    if atoms is not None:
+        low = _discretise_atoms(atoms[0], atoms[1], profile.inf_mass, h)[1]
+        return low
+    return _optimistic(profile, h, lo, hi, upper)
 
 
 def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True) -> tuple[Discrete, Discrete | None]:

@@ -53,8 +53,13 @@ MAX_FFT = 2**20
 #: much of it). Halving h costs twice the time and narrows the bracket about four times.
 TARGET_WIDTH = 0.0075
 _WINDOW_SIGMAS = 13.0
+#: The tilted composed law may leave e^{-_WINDOW_TAIL} of its mass outside the FFT window on each
+#: side. The tilt centres the law on the answer, where its masses are ≳ h/(10·sd) ≫ e^{-40}, so
+#: the alias bound (subtracted from the lower end; mass beyond the top is added to δ for the upper
+#: end) changes the answer by a relative 1e-12 or less: a narrower window is only cheaper.
+_WINDOW_TAIL = 40.0
 #: The grid width aims at an O(T(λ+1)h²) discretisation error of about this fraction of ε.
-_H_ERR = 1.6e-2
+_H_ERR = 3.2e-2
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,10 +458,11 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     # grid: an O(T(λ+1)h²) discretisation error, small against ε
     scale = max(abs(e_est), sd, 1e-12)
     h_err = math.sqrt(_H_ERR * scale / (total * (lam + 1.0)))
-    h = min(h, h_err)
+    h = min(h, h_err, _feature_h(profiles, log_tail))
     h = max(h, 2.0 * _WINDOW_SIGMAS * sd / MAX_FFT)
-    # powers of two, so that later questions (more steps, another δ) reuse discretisations
-    h = 2.0 ** math.floor(math.log2(h))
+    # half-powers of two, so that later questions (more steps, another δ) reuse
+    # discretisations, while the grid still lands within √2 of the width it needs
+    h = _round_h(h)
     g = _lattice(profiles)
     if g is not None:
         # all losses on a lattice: a grid that contains it discretises exactly
@@ -486,26 +492,58 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             raise _Unresolved("the tilted composition has no finite mean and spread on this grid")
         res = _answer(up, low_of, lam, mean, sd, h, log_delta=log_delta, eps=eps, below=below)
         if res is not None:
-            best = res if best is None or (res[1] - res[0]) < (best[1] - best[0]) else best
+            # both ends are certified: keep the best of each
+            best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             lo, hi = best
             rel = (hi - lo) / max(abs(hi), 1e-300)
             if rel <= width or (log_delta is None and (hi <= 1e-300 or rel <= 10 * width)) or hi <= below:
                 break
-        # refine: by 2 when the bracket is close, faster when it is far (a lower end that the
-        # grid cannot resolve yet, e.g. a step whose loss is much narrower than h)
+        # refine: both discretisations err by O(h²), so the width shrinks like h²: aim at
+        # half the target; much faster when the lower end is not resolved at all (a step
+        # whose loss is much narrower than h)
         factor = 2.0
         if best is not None:
             rel = (best[1] - best[0]) / max(abs(best[1]), 1e-300)
-            factor = 2.0 if rel < 8 * width else (4.0 if rel < 0.25 else 8.0)
-        n_next = 2.0 * _WINDOW_SIGMAS * sd / (h / factor)
-        if n_next > MAX_FFT:
-            if factor == 2.0 or 2.0 * _WINDOW_SIGMAS * sd / (h / 2.0) > MAX_FFT:
+            factor = 8.0 if rel >= 0.25 else max(math.sqrt(2.0), math.sqrt(rel / (0.5 * width)))
+        h_next = _round_h(h / factor)
+        if 2.0 * _WINDOW_SIGMAS * sd / h_next > MAX_FFT:
+            h_next = _round_h(h / math.sqrt(2.0))
+            if 2.0 * _WINDOW_SIGMAS * sd / h_next > MAX_FFT:
                 break
-            factor = 2.0
-        h /= factor
+        h = h_next
     if best is None:
+        if below > -math.inf:
+            # another direction is resolved: this one contributes its Chernoff bound (valid,
+            # if loose; the bracket shows it) rather than sending the whole question to RDP
+            ch = _chernoff_upper(up, log_delta=log_delta, eps=eps)
+            if ch is not None and math.isfinite(ch):
+                return 0.0, max(0.0, ch)
         raise _Unresolved("the PLD grid could not resolve this question")
     return best
+
+
+def _round_h(h: float) -> float:
+    """h rounded down to a half-power of two (2^{k/2})."""
+    return float(2.0 ** (math.floor(2.0 * math.log2(h)) / 2.0))
+
+
+def _feature_h(profiles: list[tuple[Profile, int]], log_tail: float) -> float:
+    """The widest grid that resolves the loss on both sides of 0 for every continuous step.
+
+    The optimistic discretisation needs a few grid points on each side of 0 (a subsampled
+    step's loss has a side of width about q: log(1 − q) ≤ Z for a removal); coarser grids
+    leave its lower end at 0 and cost a wasted round.
+    """
+    fine = 1e-6
+    out = math.inf
+    for p, _ in profiles:
+        if p.atoms() is not None:
+            continue
+        lo, hi = support_range(p, fine, log_tail)
+        lo_v, hi_v = lo * fine, hi * fine
+        w = min(-lo_v, hi_v) if lo_v < 0.0 < hi_v else hi_v - lo_v
+        out = min(out, max(w, 1e-9) / 5.0)
+    return out
 
 
 class _Unresolved(RuntimeError):
@@ -600,15 +638,15 @@ def _answer(up: list[tuple[Discrete, int]], low_of: Any, lam: float,
     only when needed: not when the upper bound is already at or below ``below``, a lower
     bound from another direction, since then this direction cannot change the answer)."""
     # Window from Chernoff's bound on the tilted composed law: outside [z_lo, z_hi] it carries
-    # at most e^{-70} on each side (so the wrap-around allowance stays negligible).
+    # at most e^{-_WINDOW_TAIL} on each side (so the wrap-around allowance stays negligible).
     ss = np.geomspace(0.05, 400.0, 10) / sd
     k_all = _log_k_many(up, np.concatenate([[lam], lam + ss, lam - ss]))
     k0 = float(k_all[0])
     up_k = k_all[1:1 + ss.size] - k0
     dn_k = k_all[1 + ss.size:] - k0
     with np.errstate(invalid="ignore", over="ignore"):
-        hi_c = (up_k + 70.0) / ss
-        lo_c = -(dn_k + 70.0) / ss
+        hi_c = (up_k + _WINDOW_TAIL) / ss
+        lo_c = -(dn_k + _WINDOW_TAIL) / ss
         z_hi = float(np.nanmin(hi_c))
         z_lo = float(np.nanmax(lo_c))
     # the tilts that gave the edges (and their neighbours) serve the wrap-around bound

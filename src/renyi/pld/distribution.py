@@ -59,7 +59,7 @@ _WINDOW_SIGMAS = 13.0
 #: end) changes the answer by a relative 1e-12 or less: a narrower window is only cheaper.
 _WINDOW_TAIL = 40.0
 #: The grid width aims at an O(T(λ+1)h²) discretisation error of about this fraction of ε.
-_H_ERR = 3.2e-2
+_H_ERR = 1.6e-2
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,6 +428,9 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     """
     if width is None:
         width = TARGET_WIDTH
+    single = _closed_form(profiles)
+    if single is not None:
+        return _invert_profile(single, log_delta=log_delta, eps=eps)
     total = sum(c for _, c in profiles)
     tail_ref = log_delta if log_delta is not None else -80.0
     log_tail = _quantise_tail(tail_ref - math.log(total) - 14.0)
@@ -520,6 +523,69 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
                 return 0.0, max(0.0, ch)
         raise _Unresolved("the PLD grid could not resolve this question")
     return best
+
+
+def _closed_form(profiles: list[tuple[Profile, int]]) -> Profile | None:
+    """The profile of the whole composition when it is known in closed form: one continuous
+    step run once, or Gaussian steps only (the loss of a composition of Gaussian pairs is
+    N(ρ, 2ρ) with ρ = Σ cᵢρᵢ: the Gaussian pair with that ρ; Dong, Roth & Su 2022, Cor. 3.3)."""
+    from ..plrv import GaussianPrivacyLoss
+    from ._profiles import LossProfile
+
+    if all(isinstance(p, LossProfile) and isinstance(p.loss, GaussianPrivacyLoss) for p, _ in profiles):
+        rho = math.fsum(c * float(p.loss.rho) for p, c in profiles)  # type: ignore[attr-defined]
+        return profiles[0][0] if len(profiles) == 1 and profiles[0][1] == 1 else LossProfile(GaussianPrivacyLoss(rho))
+    if len(profiles) == 1 and profiles[0][1] == 1 and profiles[0][0].atoms() is None:
+        return profiles[0][0]
+    return None
+
+
+#: Relative error allowed for a profile's own evaluation (log δ within ±1e-10), doubled: the
+#: margins that turn a computed profile value into a certified one.
+_PROFILE_LOG_ERR = 2e-10
+
+
+def _invert_profile(p: Profile, *, log_delta: float | None, eps: float | None) -> tuple[float, float]:
+    """(lower, upper) on ε(δ) (or δ(ε)) read off an exact profile: no grid, no transform.
+
+    δ(ε) is decreasing; bisection finds the ε where the computed log δ crosses log δ ± the
+    profile's error margin, so that the true crossing lies between the two ends.
+    """
+    def ld(e: float) -> float:
+        return float(p.log_delta(np.array([e], dtype=np.float64))[0])
+
+    if eps is not None:
+        d = ld(eps)
+        return (math.exp(d - _PROFILE_LOG_ERR) if math.isfinite(d) else 0.0,
+                min(1.0, math.exp(d + _PROFILE_LOG_ERR)) if math.isfinite(d) else 0.0)
+    assert log_delta is not None
+    if p.inf_mass > 0.0 and math.log(p.inf_mass) >= log_delta - _PROFILE_LOG_ERR:
+        raise _Unresolved("the +∞ mass alone exceeds δ")
+
+    def crossing(target: float) -> tuple[float, float]:
+        """(a, b) with log δ(a) > target ≥ log δ(b) (a = b = 0 when δ(0) is already below),
+        a bisection bracket as tight as floating point allows."""
+        if ld(0.0) <= target:
+            return 0.0, 0.0
+        hi = 1.0
+        while ld(hi) > target:
+            hi *= 2.0
+            if hi > 1e12:
+                raise _Unresolved("no finite ε on the exact profile")
+        lo = 0.0 if hi == 1.0 else hi / 2.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            if ld(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+        return lo, hi
+
+    upper = crossing(log_delta - _PROFILE_LOG_ERR)[1]
+    lower = crossing(log_delta + _PROFILE_LOG_ERR)[0]
+    return min(lower, upper), upper
 
 
 def _round_h(h: float) -> float:

@@ -25,12 +25,14 @@ against privacy:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sfft
 
 from ._grid import Discrete
+from ._many import Bundle
 
 __all__ = ["Composed", "compose"]
 
@@ -207,7 +209,7 @@ def _chernoff(ks: dict[float, float], k0: float, z: float, upper_tail: bool) -> 
     return math.exp(best)
 
 
-def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
+def compose(comps: Sequence[tuple[Discrete | Bundle, int]], lam: float, start: int, n: int,
             upper: bool, s_grid: np.ndarray, whole: bool = False) -> Composed:
     """Compose ``comps`` ((discretised step, count) pairs on one grid) tilted by ``lam``.
 
@@ -238,7 +240,11 @@ def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
     total_c = 0.0  # Σ c
     pos_c = 0.0  # Σ c·max(0, log max|f̂|): with −S₁ it bounds Σ c·|log|f̂||
     for d, c in comps:
-        t, k, rel = _tilted(d, lam)
+        e_step = 0.0  # an ℓ₂ bound on the step's tilted masses' own error (bundles, see _many)
+        if isinstance(d, Bundle):
+            t, k, rel, e_step = d.tilted(lam, n)
+        else:
+            t, k, rel = _tilted(d, lam)
         log_rel += c * math.log1p(rel)
         log_k += c * k
         offset += c * d.start
@@ -249,6 +255,7 @@ def compose(comps: list[tuple[Discrete, int]], lam: float, start: int, n: int,
         x = t if t.size <= n else _fold(t, n)
         f = sfft.rfft(x, n)
         ef = eta * math.sqrt(n) * _norm(x) + 4 * _U  # ‖f̂ − f‖∞ ≤ ‖f̂ − f‖₂ ≤ η‖f‖₂ = η√n‖x‖₂
+        ef += math.sqrt(x.size) * e_step  # |DFT(x̂ − X)| ≤ ‖x̂ − X‖₁ ≤ √len·‖x̂ − X‖₂
         mag = np.abs(f)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             s1 += c * np.log(mag)

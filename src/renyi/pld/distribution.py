@@ -42,6 +42,7 @@ from .._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from ..errors import ConversionError, DomainError, RenyiNumericalWarning
 from ._fft import Composed, compose
 from ._grid import Discrete, discretise, discretise_lower, support_range
+from ._many import Bundle, Step, bundle, merge_gaussians
 from ._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
@@ -128,20 +129,26 @@ def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]
         rem.append((r, c))
         add.append((a, c))
         sym = sym and (a is r or r.symmetric())
-    return [rem] if sym else [rem, add]
+    # distinct Gaussian steps compose exactly into one Gaussian pair (see _many)
+    return [merge_gaussians(rem)] if sym else [merge_gaussians(rem), merge_gaussians(add)]
 
 
 # ----------------------------------------------------------------------------------------------
 # the solver
 # ----------------------------------------------------------------------------------------------
-def _log_k(ds: list[tuple[Discrete, int]], lam: float) -> float:
+def _log_k(ds: list[tuple[Step, int]], lam: float) -> float:
     return float(sum(c * d.log_mgf(lam) for d, c in ds))
 
 
-def _moments(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float]:
+def _moments(ds: list[tuple[Step, int]], lam: float) -> tuple[float, float]:
     """Mean and variance of the composed loss tilted by λ (exact for the discretised steps)."""
     mean = var = 0.0
     for d, c in ds:
+        if isinstance(d, Bundle):
+            bm, bv = d.moments(lam)
+            mean += c * bm
+            var += c * bv
+            continue
         # NaN when no finite loss has mass: see _choose
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             w = d.log_mass + lam * d.values
@@ -153,11 +160,15 @@ def _moments(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float]:
     return mean, max(var, 1e-300)
 
 
-def _cumulants(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float, float]:
+def _cumulants(ds: list[tuple[Step, int]], lam: float) -> tuple[float, float, float]:
     """K(λ), K′(λ), K″(λ) of the composed discretised loss (log-MGF, tilted mean and
     variance), exactly, in one pass over each step."""
     k = mean = var = 0.0
     for d, c in ds:
+        if isinstance(d, Bundle):
+            bk, bm, bv = d.cumulants(lam)
+            k, mean, var = k + c * bk, mean + c * bm, var + c * bv
+            continue
         lm, v = d._support
         if not lm.size:
             return -math.inf, 0.0, 0.0
@@ -173,7 +184,7 @@ def _cumulants(ds: list[tuple[Discrete, int]], lam: float) -> tuple[float, float
     return k, mean, max(var, 1e-300)
 
 
-def _newton_lam(ds: list[tuple[Discrete, int]], lam0: float, *, log_delta: float | None,
+def _newton_lam(ds: list[tuple[Step, int]], lam0: float, *, log_delta: float | None,
                 eps: float | None) -> tuple[float, float]:
     """Refine a tilt by Newton's method on the exact cumulants, from ``lam0``.
 
@@ -208,7 +219,7 @@ def _newton_lam(ds: list[tuple[Discrete, int]], lam0: float, *, log_delta: float
     return lam, eps
 
 
-def _log_k_many(ds: list[tuple[Discrete, int]], lams: np.ndarray) -> np.ndarray:
+def _log_k_many(ds: list[tuple[Step, int]], lams: np.ndarray) -> np.ndarray:
     """Σ c·log-MGF of the discretised steps at every λ of ``lams`` (vectorised per step)."""
     out = np.zeros(np.shape(lams))
     for d, c in ds:
@@ -240,7 +251,7 @@ def _grid_min(f: Any, a: float, b: float, xtol: float) -> tuple[float, float]:
         a, b = best_x - step, best_x + step
 
 
-def _lam_for_delta(ds: list[tuple[Discrete, int]], log_delta: float) -> tuple[float, float]:
+def _lam_for_delta(ds: list[tuple[Step, int]], log_delta: float) -> tuple[float, float]:
     """The tilt that minimises the RDP-style bound (K(λ) − log δ)/λ, and that bound."""
 
     def f(x: np.ndarray) -> np.ndarray:
@@ -251,7 +262,7 @@ def _lam_for_delta(ds: list[tuple[Discrete, int]], log_delta: float) -> tuple[fl
     return math.exp(x), fx
 
 
-def _lam_for_eps(ds: list[tuple[Discrete, int]], eps: float) -> tuple[float, float]:
+def _lam_for_eps(ds: list[tuple[Step, int]], eps: float) -> tuple[float, float]:
     """The tilt minimising K(λ) − λε over λ ≥ 0 (Chernoff), and that log bound."""
 
     def f(x: np.ndarray) -> np.ndarray:
@@ -311,10 +322,12 @@ _MAX_POINTS = 2**22  # grid points of one discretised step (memory: a few arrays
 
 
 def _discretise_all(profiles: list[tuple[Profile, int]], h: float, log_tail: float,
-                    lower: bool = True) -> tuple[list[tuple[Discrete, int]], list[tuple[Discrete, int]]]:
+                    lower: bool = True) -> tuple[list[tuple[Step, int]], list[tuple[Step, int]]]:
     """The (upper, lower) discretisations of every step on the grid of width h (cached per
     profile and grid); with ``lower`` False only the upper ones (the second list is empty)."""
-    up, low = [], []
+    up: list[tuple[Step, int]] = []
+    low: list[tuple[Step, int]] = []
+    size = sum(v[1].log_mass.size for v in _DISC.values())
     for p, c in profiles:
         lo, hi = support_range(p, h, log_tail)
         if hi - lo > _MAX_POINTS:
@@ -329,16 +342,18 @@ def _discretise_all(profiles: list[tuple[Profile, int]], h: float, log_tail: flo
             _DISC[key] = (p, u, l_)
         else:
             u, l_ = discretise(p, h, lo, hi, lower)
-            size = sum(v[1].log_mass.size for v in _DISC.values())
             while _DISC and size + u.log_mass.size > _DISC_BUDGET:
                 size -= _DISC.pop(next(iter(_DISC)))[1].log_mass.size
             if u.log_mass.size <= _DISC_BUDGET:
+                old = _DISC.pop(key, None)
+                size += u.log_mass.size - (old[1].log_mass.size if old is not None else 0)
                 _DISC[key] = (p, u, l_)
         up.append((u, c))
         if lower:
             assert l_ is not None
             low.append((l_, c))
-    return up, low
+    # many small steps: one bundle, composed by a tree of short convolutions (see _many)
+    return bundle(up), (bundle(low) if lower else low)
 
 
 @dataclass
@@ -382,7 +397,7 @@ def _lattice(profiles: list[tuple[Profile, int]]) -> float | None:
     return None
 
 
-def _choose(ds: list[tuple[Discrete, int]], total: int, *, log_delta: float | None = None,
+def _choose(ds: list[tuple[Step, int]], total: int, *, log_delta: float | None = None,
             eps: float | None = None, start: float | None = None) -> tuple[float, float, float, float]:
     """(λ, ε estimate, tilted mean, tilted std) for a question on the discretised steps.
 
@@ -474,7 +489,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     for _ in range(5):
         up, _ = _discretise_all(profiles, h, log_tail, lower=False)
 
-        def low_of(h: float = h) -> list[tuple[Discrete, int]]:
+        def low_of(h: float = h) -> list[tuple[Step, int]]:
             return _discretise_all(profiles, h, log_tail)[1]
 
         if best is None and below > -math.inf:
@@ -687,7 +702,7 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
     return (best_lo, best_hi) if math.isfinite(best_hi) else None
 
 
-def _inf_mass_of(ds: list[tuple[Discrete, int]]) -> float:
+def _inf_mass_of(ds: list[tuple[Step, int]]) -> float:
     """P(composed loss = +∞) = 1 − Π (1 − inf_mass)^count."""
     p_fin = 0.0
     for d, c in ds:
@@ -697,7 +712,7 @@ def _inf_mass_of(ds: list[tuple[Discrete, int]]) -> float:
     return -math.expm1(p_fin)
 
 
-def _answer(up: list[tuple[Discrete, int]], low_of: Any, lam: float,
+def _answer(up: list[tuple[Step, int]], low_of: Any, lam: float,
             mean: float, sd: float, h: float, *, log_delta: float | None,
             eps: float | None, below: float = -math.inf) -> tuple[float, float] | None:
     """(lower, upper) on this grid, or None. ``low_of()`` gives the optimistic steps (built
@@ -729,7 +744,7 @@ def _answer(up: list[tuple[Discrete, int]], low_of: Any, lam: float,
         half = 0.5 * (z_hi - z_lo)
         center = 0.5 * (z_hi + z_lo)
     full_lo = sum(c * d.start for d, c in up)
-    full_n = sum(c * (d.log_mass.size - 1) for d, c in up) + 1
+    full_n = sum(c * ((d.span if isinstance(d, Bundle) else d.log_mass.size) - 1) for d, c in up) + 1
     whole = full_n <= max(2**16, int(2 * half / h) + 1)
     for _attempt in range(4):
         if whole:

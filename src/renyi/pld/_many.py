@@ -1,0 +1,314 @@
+"""Compositions of many distinct mechanisms: exact merging before the PLD engine composes.
+
+**Gaussian merging.** The privacy loss of the Gaussian pair (N(0, 1), N(μ, 1)) is N(μ²/2, μ²)
+under P, and the loss of a composition is the sum of the independent losses; a sum of
+independent N(μᵢ²/2, μᵢ²) is N(μ²/2, μ²) with μ² = Σ cᵢμᵢ², the loss of the pair with shift
+μ. Two pairs whose privacy losses have the same law under P have the same privacy profile,
+so the composition of the Gaussian steps *is* the μ-GDP pair (Dong, Roth & Su 2022, Cor. 3.3),
+whatever the mechanism or the neighbouring relation they came from: the steps are replaced
+by that one pair before anything is discretised. This is exact, and it removes a
+discretisation and a transform per distinct Gaussian. (The pair is symmetric, so it serves
+both neighbouring directions.)
+
+**Bundles of small steps.** The engine composes by multiplying one length-N spectrum per
+distinct step (N the window, often 10⁵ points); a step whose discretisation has a few dozen
+points (a Laplace count with a small ε, a randomized response) would pay a full transform for
+almost nothing. Such steps are gathered into a :class:`Bundle` (each repeated ``count``
+times), which enters the composition as *one* step of count 1. Its tilted masses are computed
+when the tilt λ is known, by a balanced tree of pairwise convolutions of the members' tilted
+masses (direct sums for short vectors, FFT products for long ones), folded (wrapped) modulo N
+once a partial result would be longer than N — exactly what the engine's own length-N
+transform does to every step, so the composition it returns is unchanged.
+
+Proof that the answers stay certified. Let x_j be the computed tilted masses of member j
+(relative round-off ≤ r_j against the exact ones, as for every step of the engine) and X the
+exact (folded) convolution of the x_j. Every node of the tree carries a computed vector x̂ and
+a bound E with ‖x̂ − X_node‖₂ ≤ E. Leaves are exact (E = 0). For a node made from a and b
+(exact parts A, B with ‖A‖₁ ≤ S_a, ‖B‖₁ ≤ S_b)
+    x̂_a ⊛ x̂_b − A ⊛ B = e_a ⊛ B + A ⊛ e_b + e_a ⊛ e_b,
+so the propagated error is at most E_a S_b + S_a E_b + E_a E_b √min(len_a, len_b) (Young's
+inequality ‖u ⊛ v‖₂ ≤ ‖u‖₂‖v‖₁, which holds for circular convolution modulo N as well, and
+‖v‖₁ ≤ √len‖v‖₂). To that the rounding of the product itself is added: for a direct sum of m
+non-negative products each entry is off by at most γ_{m+1}(a ⊛ b)_i (Higham 2002, §3.1), so
+by γ_{m+1}‖a‖₂‖b‖₁ in ℓ₂; for an FFT product of length L, with ‖F̂a − Fa‖₂ ≤ η√L‖a‖₂,
+η = c·u·log₂L (Higham 2002, Thm 24.2; c = 20 as in the engine),
+    ‖ŷ − a ⊛ b‖₂ ≤ (d_a(‖b‖₁ + d_b) + ‖a‖₁d_b + (η + 5u)‖P̂‖₂)/√L,  d = η√L‖·‖₂,
+P̂ the computed product of the spectra (Parseval: the inverse transform divides ℓ₂ errors by
+√L; ‖Fa‖∞ ≤ ‖a‖₁). Negative entries are clipped to 0, which never moves a value away from a
+non-negative exact one. The root (x̂, E) enters the engine's transform: the DFT of x̂ differs
+from that of X by at most ‖x̂ − X‖₁ ≤ √len·E at every frequency, which is added to the
+engine's bound on each spectrum coefficient; from there the engine's own analysis applies unchanged
+(upper bound: errors added; lower bound: subtracted), with X, whose relative distance to the
+exact bundle is covered by the product of the (1 + r_j), in place of the step's masses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy import fft as sfft
+
+from ..plrv import GaussianPrivacyLoss
+from ._grid import Discrete
+from ._profiles import LossProfile, Profile
+
+__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE"]
+
+_U = 2.0**-53
+_C_FFT = 20.0  # the safety factor over Higham's constant that the engine's _fft uses too
+#: Fewest small steps for which a bundle is formed (below, every step keeps its own transform
+#: and the answers are exactly those of the plain engine).
+MIN_BUNDLE = 32
+#: A step joins a bundle when count × (its grid points) is at most this (it would otherwise
+#: pay a window-length transform for so few points).
+BUNDLE_POINTS = 4096
+_DIRECT = 48  # shorter operand of at most this many points: direct convolution
+
+_GAUSS: dict[float, LossProfile] = {}
+
+
+def _gaussian_profile(rho: float) -> LossProfile:
+    """The Gaussian pair with ρ = μ²/2, one object per ρ (the engine caches discretisations
+    per profile object, so that repeated questions reuse them)."""
+    hit = _GAUSS.get(rho)
+    if hit is None:
+        if len(_GAUSS) > 256:
+            _GAUSS.clear()
+        hit = _GAUSS[rho] = LossProfile(GaussianPrivacyLoss(rho))
+    return hit
+
+
+def _gaussian_rho(p: Profile) -> float | None:
+    if isinstance(p, LossProfile) and isinstance(p.loss, GaussianPrivacyLoss):
+        return float(p.loss.rho)
+    return None
+
+
+def merge_gaussians(profiles: list[tuple[Profile, int]]) -> list[tuple[Profile, int]]:
+    """The steps with every Gaussian pair merged into one (exact; see the module docstring).
+
+    Args:
+        profiles: (privacy profile, count ≥ 1) pairs of one neighbouring direction.
+
+    Returns:
+        The same composition: the non-Gaussian steps unchanged and in order, and, in place of
+        the first Gaussian step, one Gaussian pair with ρ = Σ cᵢρᵢ (count 1). A list with at
+        most one distinct Gaussian pair is returned unchanged (its count is already one power
+        of one transform).
+    """
+    rhos = [(i, r, c) for i, (p, c) in enumerate(profiles) if (r := _gaussian_rho(p)) is not None]
+    if len({r for _, r, _ in rhos}) <= 1:
+        return profiles
+    # fsum: the sum rounded once (a relative change of ~1e-16 in ρ, inside the engine's
+    # final rounding allowance)
+    rho = math.fsum(c * r for _, r, c in rhos)
+    first = rhos[0][0]
+    gauss = {i for i, _, _ in rhos}
+    out: list[tuple[Profile, int]] = []
+    for i, pc in enumerate(profiles):
+        if i == first:
+            out.append((_gaussian_profile(rho), 1))
+        elif i not in gauss:
+            out.append(pc)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# bundles of small steps
+# ----------------------------------------------------------------------------------------------
+def _gamma(m: float) -> float:
+    return m * _U / (1.0 - m * _U)
+
+
+def _l2(x: np.ndarray) -> float:
+    """‖x‖₂, rounded up by a relative γ_len."""
+    return math.sqrt(float(np.dot(x, x))) * (1 + _gamma(x.size + 2))
+
+
+def _fft_conv(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """Circular convolution of length ``size`` (a, b ≥ 0, each at most ``size`` long) and an
+    ℓ₂ bound on its rounding error (see the module docstring)."""
+    fa = sfft.rfft(a, size)
+    fb = sfft.rfft(b, size)
+    prod = fa * fb
+    y = sfft.irfft(prod, size)
+    eta = _C_FFT * _U * math.log2(max(size, 2))
+    root = math.sqrt(size)
+    da = eta * root * _l2(a)
+    db = eta * root * _l2(b)
+    l1a, l1b = float(a.sum()) * (1 + _gamma(a.size)), float(b.sum()) * (1 + _gamma(b.size))
+    pv = prod.view(np.float64)
+    n_prod = math.sqrt(2.0 * float(np.dot(pv, pv)))  # the full (Hermitian) spectrum's ℓ₂ norm
+    err = (da * (l1b + db) + l1a * db + (eta + 5 * _U) * n_prod) / root
+    return np.asarray(y, dtype=np.float64), err
+
+
+def _combine(a: tuple[np.ndarray, float], b: tuple[np.ndarray, float], n: int) -> tuple[np.ndarray, float]:
+    """One tree node: the convolution (folded modulo n when it would be longer) and its bound."""
+    xa, ea = a
+    xb, eb = b
+    la, lb = xa.size, xb.size
+    sa = float(xa.sum()) * (1 + _gamma(la)) + la * ea  # ≥ ‖A‖₁ of the exact part
+    sb = float(xb.sum()) * (1 + _gamma(lb)) + lb * eb
+    prop = ea * sb + sa * eb + ea * eb * math.sqrt(min(la, lb))
+    if la + lb - 1 <= n and min(la, lb) <= _DIRECT:
+        y = np.convolve(xa, xb)
+        m = min(la, lb)
+        # γ_{m+1}·‖a ⊛ b‖₂ ≤ γ_{m+1}·min(‖a‖₂‖b‖₁, ‖a‖₁‖b‖₂) (Young), norms rounded up
+        rnd = _gamma(m + 1) * min(_l2(xa) * float(xb.sum()), float(xa.sum()) * _l2(xb)) * (1 + _gamma(la + lb))
+    elif la + lb - 1 <= n:
+        size = int(sfft.next_fast_len(la + lb - 1, real=True))
+        y, rnd = _fft_conv(xa, xb, size)
+        y = y[:la + lb - 1]
+    else:
+        # both are at most n long: their circular convolution modulo n is the fold of the
+        # linear one (the engine's transform folds every step the same way)
+        y, rnd = _fft_conv(xa, xb, n)
+    # 1 + 1e-9: the rounding of the bound's own arithmetic
+    return np.maximum(y, 0.0), (prop + rnd) * (1.0 + 1e-9)
+
+
+def _fold_leaf(x: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    if x.size <= n:
+        return x, 0.0
+    pad = (-x.size) % n
+    folds = (x.size + pad) // n
+    y = np.concatenate([x, np.zeros(pad)]).reshape(-1, n).sum(axis=0)
+    # each folded entry is a sum of `folds` non-negative terms: off by γ·(the entry); in ℓ₂ at
+    # most γ·‖x‖₁
+    return np.asarray(y, dtype=np.float64), _gamma(folds) * float(x.sum()) * (1 + 1e-9)
+
+
+@dataclass(frozen=True, eq=False)
+class Bundle:
+    """Many small discretised steps (each repeated ``count`` times), composed as one step.
+
+    Presents what the engine asks of a step (``h``, ``start``, ``inf_mass``, ``log_mgf``,
+    ``log_mgf_many``, ``cumulants``, ``moments``, ``span``) from its members, exactly; its
+    tilted masses are built by :meth:`tilted` (see the module docstring for the proof).
+    The members' log masses are stored end to end (``offsets`` marks where each starts).
+    """
+
+    h: float
+    log_mass: np.ndarray  # concatenated members' log masses
+    offsets: np.ndarray  # member j is log_mass[offsets[j]:offsets[j + 1]]
+    starts: np.ndarray  # member j's first grid index
+    log_fin: float  # Σ log(1 − inf_mass_j): log P(every member's loss is finite)
+
+    @cached_property
+    def start(self) -> int:
+        return int(self.starts.sum())
+
+    @cached_property
+    def span(self) -> int:
+        """Grid points of the composed support: Σ (points_j − 1) + 1."""
+        return int(self.log_mass.size - (self.offsets.size - 1)) + 1
+
+    @property
+    def inf_mass(self) -> float:
+        return -math.expm1(self.log_fin)
+
+    @cached_property
+    def _seg(self) -> np.ndarray:
+        return np.repeat(np.arange(self.offsets.size - 1), np.diff(self.offsets))
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        local = np.arange(self.log_mass.size) - self.offsets[:-1][self._seg]
+        return np.asarray((self.starts[self._seg] + local) * self.h, dtype=np.float64)
+
+    def _seg_lse(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per member: log Σ e^w, and e^{w − max} (−∞ entries allowed; every member has a
+        finite one)."""
+        top = np.maximum.reduceat(w, self.offsets[:-1])
+        e = np.exp(w - top[self._seg])
+        return top + np.log(np.add.reduceat(e, self.offsets[:-1])), e
+
+    def _weights(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = self.log_mass + lam * self.values
+        k, e = self._seg_lse(w)
+        return k, e
+
+    def log_mgf(self, lam: float) -> float:
+        """Σ_j log E[e^{λZ_j}; Z_j < ∞] (exact sum over the members)."""
+        k, _ = self._weights(lam)
+        return float(k.sum())
+
+    def log_mgf_many(self, lams: np.ndarray) -> np.ndarray:
+        lams = np.asarray(lams, dtype=np.float64)
+        return np.array([self.log_mgf(float(x)) for x in lams.reshape(-1)]).reshape(lams.shape)
+
+    def cumulants(self, lam: float) -> tuple[float, float, float]:
+        """(K(λ), K′(λ), K″(λ)) of the bundle: sums of the members' (independent steps)."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = self.log_mass + lam * self.values
+        top = np.maximum.reduceat(w, self.offsets[:-1])
+        e = np.exp(w - top[self._seg])
+        tot = np.add.reduceat(e, self.offsets[:-1])
+        v = self.values
+        mean = np.add.reduceat(e * v, self.offsets[:-1]) / tot
+        var = np.add.reduceat(e * (v - mean[self._seg]) ** 2, self.offsets[:-1]) / tot
+        return float((top + np.log(tot)).sum()), float(mean.sum()), float(var.sum())
+
+    def moments(self, lam: float) -> tuple[float, float]:
+        _, m, v = self.cumulants(lam)
+        return m, v
+
+    def tilted(self, lam: float, n: int) -> tuple[np.ndarray, float, float, float]:
+        """The bundle's tilted masses, folded modulo ``n``: (x̂, log-normaliser K, relative
+        round-off r, ℓ₂ bound E on x̂ − X) — X the exact convolution of the members' computed
+        tilted masses, whose relative distance to the exact bundle is at most r."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            w = self.log_mass + lam * self.values
+        k, _ = self._seg_lse(w)
+        x = w - k[self._seg]
+        t = np.exp(x)
+        fin = x[np.isfinite(x)]
+        # as the engine's _tilted, per member; the largest sizes over members bound each r_j
+        rel = 8 * _U * (1.0 + float(np.max(np.abs(k))) + (float(np.max(np.abs(fin))) if fin.size else 0.0)
+                        + abs(lam) * float(np.max(np.abs(self.values))))
+        members = self.offsets.size - 1
+        rel_all = math.expm1(members * math.log1p(rel))
+        nodes = [_fold_leaf(t[a:b], n) for a, b in zip(self.offsets[:-1].tolist(), self.offsets[1:].tolist())]
+        while len(nodes) > 1:
+            nxt = [_combine(nodes[i], nodes[i + 1], n) for i in range(0, len(nodes) - 1, 2)]
+            if len(nodes) % 2:
+                nxt.append(nodes[-1])
+            nodes = nxt
+        xr, er = nodes[0]
+        return xr, float(k.sum()), rel_all, er
+
+
+#: A step as the engine composes it: one discretised pair, or a bundle of many.
+Step = Discrete | Bundle
+
+
+def _bundleable(d: Discrete, c: int) -> bool:
+    return c * d.log_mass.size <= BUNDLE_POINTS and d.inf_mass < 1.0 and bool(np.isfinite(d.log_mass).any())
+
+
+def bundle(ds: Sequence[tuple[Step, int]]) -> list[tuple[Step, int]]:
+    """The steps, with the small ones gathered into one :class:`Bundle` (count 1) when there
+    are at least :data:`MIN_BUNDLE` of them; otherwise unchanged."""
+    small = [i for i, (d, c) in enumerate(ds) if isinstance(d, Discrete) and _bundleable(d, c)]
+    if len(small) < MIN_BUNDLE:
+        return list(ds)
+    keep = set(small)
+    lms, starts = [], []
+    log_fin = 0.0
+    for i in small:
+        d, c = ds[i]
+        lms.extend([d.log_mass] * c)
+        starts.extend([d.start] * c)
+        log_fin += c * math.log1p(-d.inf_mass)
+    sizes = np.array([x.size for x in lms])
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    b = Bundle(ds[0][0].h, np.concatenate(lms), offsets, np.array(starts, dtype=np.int64), log_fin)
+    out: list[tuple[Step, int]] = [(d, c) for i, (d, c) in enumerate(ds) if i not in keep]
+    out.append((b, 1))
+    return out

@@ -214,20 +214,34 @@ def _log_masses_from_profile(ld: np.ndarray, h: float) -> tuple[np.ndarray, floa
 def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the vertices of the greatest convex minorant of the points (x_k, y_k).
 
-    A point strictly above the chord of its two neighbours is not a vertex of the minorant;
-    dropping all such points at once and repeating ends at the minorant.
+    A point strictly above the chord of its two neighbours is not a vertex of the minorant,
+    and removing it keeps every point removed so far above the chain (the new chord lies below
+    the old ones). So any sequence of such removals that ends with a convex chain ends at the
+    minorant: whole rounds of them at once (vectorised), and, where removals cascade along a
+    stretch of nearly collinear points, the monotone-chain stack (Andrew 1979) on that stretch
+    only.
     """
     keep = np.arange(x.size)
-    for _ in range(8):
+    for rnd in range(10_000):
         xs, ys = x[keep], y[keep]
         s = np.diff(ys) / np.diff(xs)
         bad = np.nonzero(s[1:] < s[:-1])[0] + 1
         if bad.size == 0:
             return keep
-        keep = np.delete(keep, bad)
-    # the rest by the monotone-chain stack (Andrew 1979), on plain floats (fast in a loop)
-    ks = keep.tolist()
-    xl, yl = x[keep].tolist(), y[keep].tolist()
+        if rnd < 4:
+            keep = np.delete(keep, bad)
+            continue
+        a = max(int(bad.min()) - 64, 0)
+        b = min(int(bad.max()) + 64, keep.size - 1)
+        keep = np.concatenate([keep[:a], _stack_hull(x, y, keep[a:b + 1]), keep[b + 1:]])
+    return keep
+
+
+def _stack_hull(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The lower hull of the points ``idx`` (sorted by x), first and last kept: the monotone
+    chain on plain floats (fast in a loop)."""
+    ks = idx.tolist()
+    xl, yl = x[idx].tolist(), y[idx].tolist()
     stack: list[int] = []  # positions in ks
     for j in range(len(ks)):
         xj, yj = xl[j], yl[j]

@@ -278,16 +278,20 @@ def _log_c(lam: np.ndarray) -> np.ndarray:
     return np.asarray(-np.log1p(lam) + lam * (np.log(lam) - np.log1p(lam)), dtype=np.float64)
 
 
-def _chernoff_upper(ds: list[tuple[Discrete, int]], *, log_delta: float | None,
-                    eps: float | None) -> float | None:
+def _chernoff_upper(ds: list[tuple[Step, int]], *, log_delta: float | None,
+                    eps: float | None, lam_hint: float | None = None) -> float | None:
     """A certified upper bound on ε(δ) (or on δ(ε)) of the composition of the (pessimistic)
     steps ``ds``, from their exact log-MGF K: pointwise (1 − e^{ε−z})₊ ≤ C(λ)e^{λ(z−ε)} with
     C(λ) = max_{t≥0}(1 − e^{−t})e^{−λt}, so δ(ε) ≤ p_∞ + C(λ)e^{K(λ)−λε} for every λ > 0 (the
     improved moments conversion; Asoodeh et al. 2021, Canonne–Kamath–Steinke 2020, Prop. 12).
     A pessimistic discretisation dominates the pair, so its K bounds the true one. Cheap: it
     decides whether a direction can matter before any transform. None when it says nothing.
+    ``lam_hint``: a tilt near the optimum (any λ gives a valid bound; the search is narrower).
     """
     p_inf = _inf_mass_of(ds)
+    span = (math.log(1e-6), math.log(1e5))
+    if lam_hint is not None and math.isfinite(lam_hint) and lam_hint > 0.0:
+        span = (math.log(lam_hint) - 2.5, math.log(lam_hint) + 2.5)
     if log_delta is not None:
         room = math.exp(log_delta) - p_inf
         if room <= 0.0:
@@ -298,7 +302,7 @@ def _chernoff_upper(ds: list[tuple[Discrete, int]], *, log_delta: float | None,
             lam = np.exp(x)
             return np.asarray((_log_k_many(ds, lam) + _log_c(lam) - lr) / lam, dtype=np.float64)
 
-        _, fx = _grid_min(f, math.log(1e-4), math.log(1e5), 0.05)
+        _, fx = _grid_min(f, max(span[0], math.log(1e-4)), span[1], 0.05)
         return fx * (1.0 + 1e-12) + 1e-12 if math.isfinite(fx) else None
     assert eps is not None
 
@@ -306,7 +310,7 @@ def _chernoff_upper(ds: list[tuple[Discrete, int]], *, log_delta: float | None,
         lam = np.exp(x)
         return np.asarray(_log_k_many(ds, lam) + _log_c(lam) - lam * eps, dtype=np.float64)
 
-    _, gx = _grid_min(g, math.log(1e-6), math.log(1e5), 0.05)
+    _, gx = _grid_min(g, span[0], span[1], 0.05)
     if not math.isfinite(gx):
         return None
     return min(1.0, p_inf + math.exp(min(gx, 0.0)) * (1.0 + 1e-12))
@@ -499,7 +503,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             return _discretise_all(profiles, h, log_tail)[1]
 
         if best is None and below > -math.inf:
-            skip = _chernoff_upper(up, log_delta=log_delta, eps=eps)
+            skip = _chernoff_upper(up, log_delta=log_delta, eps=eps, lam_hint=lam)
             if skip is not None and skip <= below:
                 # this direction cannot raise the maximum over directions: its certified
                 # upper bound is already at or below another direction's lower bound
@@ -541,7 +545,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         if below > -math.inf:
             # another direction is resolved: this one contributes its Chernoff bound (valid,
             # if loose; the bracket shows it) rather than sending the whole question to RDP
-            ch = _chernoff_upper(up, log_delta=log_delta, eps=eps)
+            ch = _chernoff_upper(up, log_delta=log_delta, eps=eps, lam_hint=lam)
             if ch is not None and math.isfinite(ch):
                 return 0.0, max(0.0, ch)
         raise _Unresolved("the PLD grid could not resolve this question")

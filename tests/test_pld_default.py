@@ -218,3 +218,17 @@ def test_discounted_tail_sums_match_the_recursion():
             ref[a] = acc
             acc = math.exp(-rate) * (acc + x[a])
         np.testing.assert_allclose(_discounted_tail_sums(x, rate), ref, rtol=1e-12, atol=0)
+
+
+def test_infinite_mass_above_delta_is_infinite_without_a_warning():
+    """An (ε, δ₀) step with δ₀ > δ: the loss is +∞ with probability δ₀, so no finite ε exists
+    at δ (not a grid that 'could not resolve' it): (∞, ∞), and no fallback warning."""
+    import warnings
+
+    from renyi.definitions import ApproxDP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-5) == (math.inf, math.inf)
+    lo, hi = pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-3)
+    assert 0.0 < lo <= hi < math.inf

@@ -93,3 +93,25 @@ def test_lower_is_as_tight_as_upper(mech, direction, h):
     err_low = np.mean(1.0 - np.exp(_log_profile(low, eps))[keep] / truth[keep])
     assert 0.0 <= err_up < 0.01 and 0.0 <= err_low
     assert err_low <= 2.0 * err_up + 1e-7
+
+
+@pytest.mark.optional
+def test_dpsgd_lower_end_is_below_dp_accounting_pessimistic_pld():
+    """An independent check of the new lower end: dp-accounting's pessimistic PLD (connect the
+    dots, a fine grid) over-estimates the truth, so renyi's certified lower end must not exceed
+    it; and it should be close (the lower end is now about as tight as the upper end)."""
+    from _peers import need
+
+    need("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as peer_pld
+
+    from renyi.pld import epsilon_bounds
+
+    for q, sigma, steps, d in ((0.01, 1.0, 1000, 1e-5), (0.001, 0.6, 2000, 1e-5)):
+        one = peer_pld.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=True,
+                                               value_discretization_interval=1e-4, sampling_prob=q,
+                                               use_connect_dots=True)
+        peer = one.self_compose(steps).get_epsilon_for_delta(d)
+        lo, hi = epsilon_bounds([(PoissonSubsampled(Gaussian(sigma), q), steps)], d)
+        assert lo <= peer * (1 + 1e-9)
+        assert lo >= peer * 0.995

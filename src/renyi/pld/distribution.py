@@ -714,6 +714,17 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
     return (best_lo, best_hi) if math.isfinite(best_hi) else None
 
 
+def _profile_inf_mass(profiles: list[tuple[Profile, int]]) -> float:
+    """P(composed loss = +∞) of the true pairs: 1 − Π (1 − p_∞)^count."""
+    p_fin = 0.0
+    for p, c in profiles:
+        m = float(p.inf_mass)
+        if m >= 1.0:
+            return 1.0
+        p_fin += c * math.log1p(-m)
+    return -math.expm1(p_fin)
+
+
 def _inf_mass_of(ds: list[tuple[Step, int]]) -> float:
     """P(composed loss = +∞) = 1 − Π (1 − inf_mass)^count."""
     p_fin = 0.0
@@ -868,6 +879,12 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
     if hit is not None:
         return hit
     dirs = _directions(its)
+    for prof in dirs:
+        p_inf = _profile_inf_mass(prof)
+        if p_inf >= d:
+            # the +∞ mass of the loss alone exceeds δ: no finite ε exists (δ(ε) ≥ P(Z = ∞) > δ);
+            # the lower end is ∞ too unless the comparison is within rounding
+            return (math.inf if p_inf * (1.0 - 1e-12) >= d else 0.0), math.inf
     lows: list[float] = []
     ups: list[float] = []
     try:

@@ -1,68 +1,278 @@
 """PLD benchmark: renyi.pld versus dp-accounting's PLDAccountant, the PRV accountant and Opacus.
 
-Run:  python benchmarks/bench_pld.py [--quick] [--full]     (PYTHONPATH=src if not installed)
+Run:  python benchmarks/bench_pld.py [--quick | --full] [--peer-limit S] [--renyi-limit S]
+                                     [--json PATH] [--tables 1,2,...]
+      (PYTHONPATH=src if renyi is not installed; run it under `nice` on a shared machine)
 
-Tables (one run prints all of them; ratios are peer time ÷ renyi time):
-  1. DP-SGD ε (q = 0.01, σ = 1.0, δ = 1e-5) for T = 10³ … 10⁶: wall time of each library
-     (renyi: a fresh question each time, best of 2; peers: one run), renyi's certified
-     bracket, the peers' ε. PRV at T ≥ 10⁵ takes minutes: only with --full.
+Every computation runs in a child process with a wall-clock limit, so one run prints every
+figure in bounded time. Times are measured inside the child, after its imports: they are the
+library's computation, not Python's start-up. A peer over its limit prints "> S s" and its
+ratio as "> x" (a lower bound: renyi's time is known); a missing peer prints "n/a"; a case
+that raises prints the error and the run goes on. Ratios are peer time ÷ renyi time.
+
+Tables (issue #17):
+  1. DP-SGD ε (q = 0.01, σ = 1.0) for T = 10³ … 10⁶, at δ = 1e-5 and at δ = 1e-10: renyi (a
+     fresh question each time: answer caches cleared, best of 2) against dp-accounting's PLD
+     and the PRV accountant (one run each); then T = 10⁷ and 10⁸ for renyi alone.
   2. 50 heterogeneous training phases (distinct q, σ, steps), the same three libraries.
-  3. ε asked every 100 steps during 10⁴ steps of training (renyi.pld.PLDAccountant): cost
-     per step, and of the last question.
-  4. Calibrating σ for a target ε: renyi.dpsgd.noise_multiplier (default route: PLD, one-sided
-     on its certified upper bound) against opacus get_noise_multiplier(accountant="prv").
-  5. Memory: the peak of traced allocations (tracemalloc; numpy reports its buffers) for the
-     largest cases, and a mixed pipeline of distinct mechanisms (time + memory; 200 of them:
-     10⁴, as issue #17 asks, is not reached yet, see the table's note).
-  6. (--full) Tightness: bracket width over the DP-SGD grid of issue #17 (q ∈ {0.001, 0.01,
-     0.05}, σ ∈ {0.6, 0.8, 1, 1.5, 2, 3}, T ∈ {10², …, 10⁶}, δ ∈ {1e-5, 1e-10}); every case
-     whose bracket is wider than 1 % is flagged. The true ε lies in the bracket, so a width
-     ≤ 1 % also puts the reported upper end within 1 % of the truth.
+  3. ε asked every 100 steps during 10⁴ steps of training (renyi.pld.PLDAccountant).
+  4. Calibrating σ for a target ε: renyi.dpsgd.noise_multiplier (one-sided on the PLD's
+     certified upper bound) against opacus get_noise_multiplier(accountant="prv"); renyi's
+     certified bracket at both σ (a smaller σ is tighter, if it is valid).
+  5. Memory: each case in a fresh process: RSS after the imports, peak RSS (ru_maxrss), and
+     tracemalloc's peak of the computation (a second fresh process), including the mixed
+     pipeline of 200, 1000 and 10⁴ distinct mechanisms.
+  6. (--full) Tightness over the DP-SGD grid of issue #17 (q ∈ {0.001, 0.01, 0.05}, σ ∈ {0.6,
+     0.8, 1, 1.5, 2, 3}, T ∈ {10², …, 10⁶}, δ ∈ {1e-5, 1e-10}): the bracket's width, flagged
+     above 1 %, and the RDP route beside it. The true ε lies in the bracket, so a width ≤ 1 %
+     puts the reported upper end within 1 % of the truth.
 
-Peers are optional; a missing one prints "n/a". Times depend on the machine (shared here).
+--quick runs a small subset (about a minute); the default run takes under ~10 minutes with the
+default limits; --full adds table 6 and the whole calibration grid. --json PATH writes every
+table's rows (and the run's machine, commit and load) as JSON.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import json
 import logging
 import math
+import multiprocessing as mp
+import os
+import platform
+import re
+import subprocess
 import sys
 import time
-import tracemalloc
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
-from renyi import dpsgd, routes
-from renyi.mechanisms import Gaussian, Laplace, RandomizedResponse
-from renyi.pld import PLDAccountant, epsilon_bounds
-from renyi.subsampling import PoissonSubsampled
+# The harness imports nothing heavy at module level: a child process imports only what its
+# jobs need, so that the import baseline of the memory table is renyi's alone.
 
-logging.getLogger("absl").setLevel(logging.ERROR)
-warnings.simplefilter("ignore")
+Phases = list[tuple[float, float, int]]  # (sample rate q, noise multiplier σ, steps)
+
+RENYI = ("renyi", "renyi.pld", "renyi.routes", "renyi.dpsgd")
+PEERS: dict[str, tuple[str, ...]] = {
+    "dpacc": ("dp_accounting", "dp_accounting.pld.pld_privacy_accountant"),
+    "prv": ("prv_accountant", "prv_accountant.privacy_random_variables"),
+    "opacus": ("opacus.accountants.utils", "opacus.accountants.prv"),
+}
+#: Modules the accounting code has no use for; the memory table says if any got imported.
+HEAVY = ("matplotlib", "pandas", "duckdb", "torch", "polars", "pyarrow", "opacus", "rich", "typer",
+         "mpmath", "sympy", "scipy.stats", "scipy.optimize", "scipy.integrate")
 
 
-def timed(fn: Callable[[], Any], repeat: int = 2, fresh: Callable[[], None] | None = None) -> tuple[float, Any]:
-    best, out = math.inf, None
-    for _ in range(repeat):
-        if fresh is not None:
-            fresh()
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+# --------------------------------------------------------------------------------------
+# Child processes with a wall-clock limit
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """What a job in a child process gave: ``status`` is ok, timeout, error or missing."""
+
+    status: str
+    seconds: float | None = None
+    value: Any = None
+    message: str = ""
+    notes: list[str] = field(default_factory=list)  # renyi warnings raised by the job
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+_CACHE_NAME = re.compile(r"^_[A-Z0-9_]*(CACHE|ANSWERS|DISC|PAIRS|MEMO|LAST)[A-Z0-9_]*$")
 
 
 def forget() -> None:
-    """Drop renyi.pld's answer caches, so that every timing is a fresh question."""
-    from renyi.pld import distribution as dist
+    """Drop renyi's answer caches, so that the next timing is a fresh question.
 
-    dist._ANSWERS.clear()
-    dist._CACHE.clear()
-    dist._DISC.clear()
+    Clears every module-level dict of a ``renyi`` module whose name says it is a cache, and
+    every ``functools`` cache, without naming them: the engine's internals change.
+    """
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("renyi") or mod is None:
+            continue
+        for attr, val in list(vars(mod).items()):
+            if isinstance(val, dict) and _CACHE_NAME.match(attr):
+                val.clear()
+            elif callable(getattr(val, "cache_clear", None)) and getattr(val, "__module__", None) == name:
+                val.cache_clear()
 
 
-def dpacc_pld(phases: list[tuple[float, float, int]], delta: float) -> float:
+def _serve(conn: Connection, imports: tuple[str, ...], quiet: bool) -> None:
+    """The child: import ``imports``, say ready, then run jobs until told to stop."""
+    if quiet:  # peers log at C level (absl, torch); the tables are printed by the parent
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    warnings.simplefilter("ignore")
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    try:
+        for name in imports:
+            importlib.import_module(name)
+    except ImportError as exc:
+        conn.send(("missing", f"{type(exc).__name__}: {exc}"))
+        return
+    except Exception as exc:  # a peer whose import breaks is reported, not fatal
+        conn.send(("error", f"import: {type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", ""))
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        fn, args, repeat, fresh = job
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                best, out = math.inf, None
+                for _ in range(repeat):
+                    if fresh:
+                        forget()
+                    t0 = time.perf_counter()
+                    out = fn(*args)
+                    best = min(best, time.perf_counter() - t0)
+            notes = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in caught
+                            if w.category.__module__.startswith("renyi")})
+            conn.send(("ok", best, out, notes))
+        except Exception as exc:
+            conn.send(("error", f"{type(exc).__name__}: {str(exc)[:240]}"))
+
+
+class Worker:
+    """A child process (spawned, so nothing is inherited) that runs jobs under a time limit.
+
+    The child imports ``imports`` once, before any job, so that a job's time is its
+    computation. A job over its limit kills the child; the next job starts a new one. A child
+    whose imports fail with ImportError marks the worker missing for good.
+    """
+
+    def __init__(self, name: str, imports: Sequence[str] = (), *, import_limit: float = 300.0,
+                 quiet: bool = True) -> None:
+        self.name = name
+        self.imports = tuple(imports)
+        self.import_limit = import_limit
+        self.quiet = quiet
+        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._missing: Outcome | None = None
+
+    def _start(self) -> Outcome | None:
+        if self._missing is not None:
+            return self._missing
+        if self._proc is not None and self._proc.is_alive():
+            return None
+        self._kill()
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child, self.imports, self.quiet), daemon=True,
+                           name=f"bench-{self.name}")
+        proc.start()
+        child.close()
+        self._proc, self._conn = proc, parent
+        if not parent.poll(self.import_limit):
+            self._kill()
+            return Outcome("error", message=f"{self.name}: imports took over {self.import_limit:g} s")
+        try:
+            msg = parent.recv()
+        except (EOFError, OSError):
+            self._kill()
+            return Outcome("error", message=f"{self.name}: child died while importing")
+        if msg[0] == "ready":
+            return None
+        self._kill()
+        out = Outcome(msg[0], message=msg[1])
+        if msg[0] == "missing":
+            self._missing = out
+        return out
+
+    def run(self, fn: Callable[..., Any], *args: Any, limit: float, repeat: int = 1,
+            fresh: bool = False) -> Outcome:
+        """Run ``fn(*args)`` in the child (``repeat`` times, best time kept; ``fresh`` clears
+        renyi's caches before each) and wait at most ``limit`` seconds per repetition."""
+        down = self._start()
+        if down is not None:
+            return down
+        assert self._conn is not None
+        self._conn.send((fn, args, repeat, fresh))
+        if not self._conn.poll(limit * repeat):
+            self._kill()
+            return Outcome("timeout", seconds=limit)
+        try:
+            msg = self._conn.recv()
+        except (EOFError, OSError):
+            code = self._proc.exitcode if self._proc is not None else None
+            self._kill()
+            return Outcome("error", message=f"{self.name}: child died (exit code {code})")
+        if msg[0] == "ok":
+            return Outcome("ok", seconds=msg[1], value=msg[2], notes=msg[3])
+        return Outcome("error", message=msg[1])
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join(10)
+        if self._conn is not None:
+            self._conn.close()
+        self._proc, self._conn = None, None
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.is_alive() and self._conn is not None:
+            try:
+                self._conn.send(None)
+                self._proc.join(5)
+            except (OSError, BrokenPipeError):
+                pass
+        self._kill()
+
+
+def once(fn: Callable[..., Any], *args: Any, limit: float, quiet: bool = True) -> Outcome:
+    """Run one job in a fresh child that imports nothing first (for memory measurements)."""
+    w = Worker("fresh", (), quiet=quiet)
+    try:
+        return w.run(fn, *args, limit=limit)
+    finally:
+        w.close()
+
+
+# --------------------------------------------------------------------------------------
+# Jobs (run in the child; module-level so that they pickle by name; plain data out)
+# --------------------------------------------------------------------------------------
+
+def dpsgd_items(phases: Phases) -> list[tuple[Any, int]]:
+    from renyi.mechanisms import Gaussian
+    from renyi.subsampling import PoissonSubsampled
+
+    return [(PoissonSubsampled(Gaussian(s), q), t) for q, s, t in phases]
+
+
+def renyi_pld(phases: Phases, delta: float) -> tuple[float, float]:
+    """renyi's certified (lower, upper) ε bracket of a DP-SGD composition."""
+    from renyi.pld import epsilon_bounds
+
+    return epsilon_bounds(dpsgd_items(phases), delta)
+
+
+def renyi_rdp(phases: Phases, delta: float) -> float:
+    from renyi import routes
+
+    return float(routes.best_epsilon(dpsgd_items(phases), delta, "rdp").value)
+
+
+def dpacc_pld(phases: Phases, delta: float) -> float:
+    """dp-accounting's PLDAccountant at its defaults."""
     import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
 
@@ -72,7 +282,8 @@ def dpacc_pld(phases: list[tuple[float, float, int]], delta: float) -> float:
     return float(acc.get_epsilon(delta))
 
 
-def prv(phases: list[tuple[float, float, int]], delta: float) -> float:
+def prv(phases: Phases, delta: float) -> float:
+    """The PRV accountant (Gopi et al.) with ε error 0.01 and δ error δ/1000; its upper estimate."""
     from prv_accountant import PRVAccountant
     from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
@@ -82,182 +293,535 @@ def prv(phases: list[tuple[float, float, int]], delta: float) -> float:
     return float(acc.compute_epsilon(delta, [t for _, _, t in phases])[2])
 
 
-def renyi_pld(phases: list[tuple[float, float, int]], delta: float) -> tuple[float, float]:
-    return epsilon_bounds([(PoissonSubsampled(Gaussian(s), q), t) for q, s, t in phases], delta)
+def renyi_sigma(eps: float, delta: float, q: float, t: int) -> tuple[float, float]:
+    """renyi.dpsgd.noise_multiplier (default route): (σ, the ε it reaches)."""
+    from renyi import dpsgd
+
+    s = dpsgd.noise_multiplier(eps, delta, q, steps=t)
+    return float(s), float(s.achieved)
 
 
-def peer(fn: Callable[[], float]) -> tuple[float | None, float | None]:
-    try:
-        t, v = timed(fn, repeat=1)
-        return t, v
-    except Exception as exc:  # a peer that raises (or is missing) is reported, not fatal
-        print(f"    peer failed: {type(exc).__name__}: {str(exc)[:80]}")
-        return None, None
+def opacus_sigma(eps: float, delta: float, q: float, t: int) -> float:
+    from opacus.accountants.utils import get_noise_multiplier
+
+    return float(get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=q, steps=t,
+                                      accountant="prv"))
 
 
-def fmt(x: float | None, spec: str = ".4f") -> str:
-    return "n/a" if x is None else format(x, spec)
+def training(steps: int, q: float = 0.01, sigma: float = 1.0, delta: float = 1e-5) -> dict[str, Any]:
+    """ε every 100 steps of a training run (renyi.pld.PLDAccountant): per-question times."""
+    from renyi.mechanisms import Gaussian
+    from renyi.pld import PLDAccountant
+    from renyi.subsampling import PoissonSubsampled
 
-
-def ratio(peer_t: float | None, ours: float) -> str:
-    return f"{peer_t / ours:.1f}" if peer_t else "n/a"
-
-
-def table_steps(quick: bool, full: bool) -> None:
-    print("\n1. DP-SGD q=0.01 σ=1.0 δ=1e-5 (seconds; ×peer = peer time ÷ renyi time)")
-    print(f"{'T':>8} {'renyi s':>8} {'[lower, upper]':>24} {'dpacc s':>8} {'dpacc ε':>9} "
-          f"{'prv s':>7} {'prv ε':>9} {'×dpacc':>7} {'×prv':>6}")
-    for t in ([10**3, 10**4] if quick else [10**3, 10**4, 10**5, 10**6]):
-        ph = [(0.01, 1.0, t)]
-        tr, (lo, hi) = timed(lambda: renyi_pld(ph, 1e-5), fresh=forget)
-        td, ed = peer(lambda: dpacc_pld(ph, 1e-5))
-        tp, ep = peer(lambda: prv(ph, 1e-5)) if (t < 10**5 or full) else (None, None)
-        print(f"{t:>8} {tr:>8.3f} {f'[{lo:.4f}, {hi:.4f}]':>24} {fmt(td, '.3f'):>8} {fmt(ed):>9} "
-              f"{fmt(tp, '.3f'):>7} {fmt(ep):>9} {ratio(td, tr):>7} {ratio(tp, tr):>6}")
-    if not full:
-        print("   (PRV at T ≥ 10⁵ takes minutes (≈ 5 min at 10⁵): run with --full)")
-
-
-def phases_of(n: int) -> list[tuple[float, float, int]]:
-    return [(0.005 + 0.001 * (i % 7), 0.8 + 0.05 * (i % 11), 200 + 37 * i) for i in range(n)]
-
-
-def table_phases(quick: bool) -> None:
-    n = 10 if quick else 50
-    ph = phases_of(n)
-    print(f"\n2. {n} heterogeneous phases (distinct q, σ, steps; {sum(t for *_, t in ph)} steps), δ=1e-5")
-    tr, (lo, hi) = timed(lambda: renyi_pld(ph, 1e-5), repeat=2, fresh=forget)
-    td, ed = peer(lambda: dpacc_pld(ph, 1e-5))
-    tp, ep = peer(lambda: prv(ph, 1e-5))
-    print(f"   renyi {tr:.3f}s [{lo:.4f}, {hi:.4f}]   dp-accounting {fmt(td, '.3f')}s ε={fmt(ed)} "
-          f"(×{ratio(td, tr)})   prv {fmt(tp, '.3f')}s ε={fmt(ep)} (×{ratio(tp, tr)})")
-
-
-def table_training(quick: bool) -> None:
-    steps = 2000 if quick else 10**4
-    print(f"\n3. ε every 100 steps during {steps} steps (q=0.01, σ=1.0, δ=1e-5), renyi.pld.PLDAccountant")
-    forget()
     acct = PLDAccountant()
-    m = PoissonSubsampled(Gaussian(1.0), 0.01)
+    m = PoissonSubsampled(Gaussian(sigma), q)
     t0 = time.perf_counter()
-    last = None
+    last: Any = None
     asks = []
     for i in range(1, steps + 1):
         acct.step(m)
         if i % 100 == 0:
             a0 = time.perf_counter()
-            last = acct.epsilon(1e-5)
+            last = acct.epsilon(delta)
             asks.append(time.perf_counter() - a0)
     total = time.perf_counter() - t0
-    print(f"   total {total:.2f}s = {1e3 * total / steps:.3f} ms per step; per question: first "
-          f"{asks[0]:.3f}s, median {sorted(asks)[len(asks) // 2]:.3f}s, last {asks[-1]:.3f}s; final {last}")
-
-
-def table_calibration(quick: bool) -> None:
-    print("\n4. σ for a target ε (δ=1e-5): renyi.dpsgd.noise_multiplier vs opacus get_noise_multiplier(prv)")
-    print(f"{'ε':>5} {'q':>6} {'T':>7} {'renyi s':>8} {'σ renyi':>9} {'ε at σ':>8} {'opacus s':>9} "
-          f"{'σ opacus':>9} {'×opacus':>8}")
-    cases = [(1.0, 0.01, 1000), (3.0, 0.01, 10**4)] if quick else [(1.0, 0.01, 1000), (3.0, 0.01, 10**4),
-                                                                    (8.0, 0.004, 10**5)]
-    for eps, q, t in cases:
-        tr, s = timed(lambda: dpsgd.noise_multiplier(eps, 1e-5, q, steps=t), repeat=1, fresh=forget)
-
-        def opacus() -> float:
-            from opacus.accountants.utils import get_noise_multiplier
-
-            return float(get_noise_multiplier(target_epsilon=eps, target_delta=1e-5, sample_rate=q, steps=t,
-                                              accountant="prv"))
-
-        to, so = peer(opacus)
-        print(f"{eps:>5} {q:>6} {t:>7} {tr:>8.3f} {float(s):>9.5f} {s.achieved:>8.4f} {fmt(to, '.3f'):>9} "
-              f"{fmt(so, '.5f'):>9} {ratio(to, tr):>8}")
-
-
-def peak_mb(fn: Callable[[], Any]) -> tuple[float, float, Any]:
-    forget()
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    out = fn()
-    el = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak / 2**20, el, out
+    return {"steps": steps, "total_s": total, "ms_per_step": 1e3 * total / steps, "first_s": asks[0],
+            "median_s": sorted(asks)[len(asks) // 2], "last_s": asks[-1],
+            "lower": float(last.lower), "upper": float(last.upper)}
 
 
 def mixed_pipeline(n: int) -> list[tuple[Any, int]]:
-    """n distinct mechanisms: Laplace counts, randomized response, Gaussians, DP-SGD phases."""
+    """n distinct mechanisms: Laplace counts, randomized response, Gaussians, subsampled phases.
+
+    All under one neighbouring relation (replace-one, that of randomized response), so that the
+    composition has a guarantee at all: subsampling is without replacement, the replace-one
+    scheme. (Mixing add/remove mechanisms in makes the default route state the guarantee for
+    replace-one, where a Poisson-subsampled Gaussian becomes a group of 2 with no PLD.)
+    """
+    from renyi.mechanisms import Gaussian, Laplace, RandomizedResponse
+    from renyi.subsampling import SubsampledWithoutReplacement
+
     items: list[tuple[Any, int]] = []
     for i in range(n):
         k = i % 4
         if k == 0:
-            items.append((Laplace(200.0 + i), 1))
+            items.append((Laplace(200.0 + i, neighbouring="replace_one"), 1))
         elif k == 1:
             items.append((RandomizedResponse(epsilon=0.01 + 1e-6 * i), 1))
         elif k == 2:
-            items.append((Gaussian(50.0 + 0.01 * i), 1))
+            items.append((Gaussian(50.0 + 0.01 * i, neighbouring="replace_one"), 1))
         else:
-            items.append((PoissonSubsampled(Gaussian(1.0 + 1e-5 * i), 0.001), 10))
+            items.append((SubsampledWithoutReplacement(Gaussian(1.0 + 1e-5 * i, neighbouring="replace_one"), 0.001),
+                          10))
     return items
 
 
-def table_memory(quick: bool) -> None:
-    print("\n5. memory (peak traced allocations) and the 10⁴-mechanism mixed pipeline")
-    cases: list[tuple[str, Callable[[], Any]]] = [
-        ("DP-SGD T=10⁶ δ=1e-5", lambda: renyi_pld([(0.01, 1.0, 10**6)], 1e-5)),
-        ("DP-SGD q=0.05 σ=0.6 T=10⁶ δ=1e-10", lambda: renyi_pld([(0.05, 0.6, 10**6)], 1e-10)),
-        ("50 phases", lambda: renyi_pld(phases_of(50), 1e-5)),
-    ]
-    # Issue #17 asks for 10⁴ distinct mechanisms; every distinct mechanism costs its own
-    # discretisation and transform (≈ 0.1–0.4 s each on this machine), so 10⁴ takes far too
-    # long yet: the table shows the per-mechanism cost at a size that runs.
-    n = 50 if quick else 200
-    cases.append((f"mixed pipeline, {n} distinct mechanisms δ=1e-6", lambda: epsilon_bounds(mixed_pipeline(n), 1e-6)))
-    for name, fn in cases:
-        mb, el, out = peak_mb(fn)
-        rdp = ""
-        if name.startswith("mixed"):
-            items = mixed_pipeline(n)
-            rdp = f"  (RDP route {routes.best_epsilon(items, 1e-6, 'rdp').value:.4f})"
-        print(f"   {name:<46} {el:>7.2f}s  peak {mb:>6.1f} MB  [{out[0]:.4f}, {out[1]:.4f}]{rdp}")
+#: Table 5's cases: name → (what, argument, δ).
+MEMORY_CASES: dict[str, tuple[str, Any, float]] = {
+    "DP-SGD q=0.01 σ=1 T=10⁶ δ=1e-5": ("dpsgd", [(0.01, 1.0, 10**6)], 1e-5),
+    "DP-SGD q=0.05 σ=0.6 T=10⁶ δ=1e-10": ("dpsgd", [(0.05, 0.6, 10**6)], 1e-10),
+    "50 phases δ=1e-5": ("phases", 50, 1e-5),
+    "mixed pipeline, 50 mechanisms δ=1e-6": ("mixed", 50, 1e-6),
+    "mixed pipeline, 200 mechanisms δ=1e-6": ("mixed", 200, 1e-6),
+    "mixed pipeline, 1000 mechanisms δ=1e-6": ("mixed", 1000, 1e-6),
+    "mixed pipeline, 10⁴ mechanisms δ=1e-6": ("mixed", 10**4, 1e-6),
+}
 
 
-def table_tightness(quick: bool) -> None:
-    print("\n6. tightness: width = (upper − lower)/upper; rdp/upper = RDP route ε ÷ PLD upper")
+def _rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MiB (Linux /proc; else ru_maxrss twice)."""
+    try:
+        text = Path("/proc/self/status").read_text()
+        cur = int(re.search(r"VmRSS:\s+(\d+)", text).group(1)) / 1024  # type: ignore[union-attr]
+        hwm = int(re.search(r"VmHWM:\s+(\d+)", text).group(1)) / 1024  # type: ignore[union-attr]
+        return cur, hwm
+    except (OSError, AttributeError):
+        import resource
+
+        raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = raw / (2**20 if sys.platform == "darwin" else 1024)
+        return peak, peak
+
+
+def memory_case(name: str, traced: bool) -> dict[str, Any]:
+    """One case of table 5, meant for a fresh process: RSS before and after ``import renyi,
+    renyi.pld``, the peak RSS of the whole process, and (``traced``) tracemalloc's peak of the
+    computation alone."""
+    import resource
+    import tracemalloc
+
+    what, arg, delta = MEMORY_CASES[name]
+    rss_start, _ = _rss_mb()
+    import renyi  # noqa: F401
+    import renyi.pld
+
+    rss_import, _ = _rss_mb()
+    items = (dpsgd_items(arg) if what == "dpsgd" else dpsgd_items(phases_of(arg)) if what == "phases"
+             else mixed_pipeline(arg))
+    if traced:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    lo, hi = renyi.pld.epsilon_bounds(items, delta)
+    seconds = time.perf_counter() - t0
+    traced_peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else None
+    if traced:
+        tracemalloc.stop()
+    peak = _peak_mb()
+    heavy = [m for m in HEAVY if m in sys.modules]
+    # Then the question as a user asks it: the default route (the minimum over the routes, so
+    # also the RDP route and its imports), whose PLD answer is cached by now.
+    from renyi import routes
+
+    t1 = time.perf_counter()
+    best = routes.best_epsilon(items, delta)
+    default_s = time.perf_counter() - t1
+    peak_default = _peak_mb()
+    rdp = float(routes.best_epsilon(items, delta, "rdp").value)  # after the peaks were read
+    return {"case": name, "rss_start_mb": rss_start, "rss_import_mb": rss_import, "peak_rss_mb": peak,
+            "traced_peak_mb": traced_peak, "seconds": seconds, "lower": lo, "upper": hi,
+            "peak_rss_default_route_mb": peak_default, "default_route_s": default_s,
+            "default_epsilon": float(best.value), "default_method": best.method, "rdp": rdp,
+            "heavy_imports": heavy, "heavy_imports_default_route": [m for m in HEAVY if m in sys.modules],
+            "modules": len(sys.modules)}
+
+
+def _peak_mb() -> float:
+    """Peak RSS of this process so far, MiB (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    import resource
+
+    raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return max(raw / (2**20 if sys.platform == "darwin" else 1024), _rss_mb()[1])
+
+
+def tight_case(q: float, sigma: float, t: int, delta: float) -> dict[str, Any]:
+    """One case of table 6: the PLD bracket (timed) and the RDP route's ε."""
+    t0 = time.perf_counter()
+    lo, hi = renyi_pld([(q, sigma, t)], delta)
+    seconds = time.perf_counter() - t0
+    return {"lower": lo, "upper": hi, "rdp": renyi_rdp([(q, sigma, t)], delta), "pld_s": seconds}
+
+
+def check_sigmas(q: float, t: int, delta: float, sigmas: list[float]) -> list[tuple[float, float]]:
+    """renyi's certified ε bracket at each σ (table 4's validity check)."""
+    return [renyi_pld([(q, s, t)], delta) for s in sigmas]
+
+
+def phases_of(n: int) -> Phases:
+    return [(0.005 + 0.001 * (i % 7), 0.8 + 0.05 * (i % 11), 200 + 37 * i) for i in range(n)]
+
+
+def sleep_job(seconds: float) -> float:
+    """A job that only waits (tests the time limit)."""
+    time.sleep(seconds)
+    return seconds
+
+
+def failing_job() -> None:
+    raise ValueError("on purpose")
+
+
+# --------------------------------------------------------------------------------------
+# The run: workers, formatting, tables
+# --------------------------------------------------------------------------------------
+
+class Bench:
+    """One run: its options, workers (renyi and one per peer) and the rows of every table."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.quick: bool = args.quick
+        self.full: bool = args.full
+        self.peer_limit: float = args.peer_limit
+        self.renyi_limit: float = args.renyi_limit
+        quiet = not args.verbose
+        self.quiet = quiet
+        self.workers = {"renyi": Worker("renyi", RENYI, quiet=quiet)}
+        for name, mods in PEERS.items():
+            self.workers[name] = Worker(name, mods, quiet=quiet)
+        self.results: dict[str, Any] = {"meta": meta(args), "tables": {}}
+        self.over: dict[str, int] = {}  # table 1: peer → the smallest T where it went over its limit
+
+    def renyi(self, fn: Callable[..., Any], *args: Any, repeat: int = 2, fresh: bool = True,
+              limit: float | None = None) -> Outcome:
+        return self.workers["renyi"].run(fn, *args, limit=limit or self.renyi_limit, repeat=repeat, fresh=fresh)
+
+    def peer(self, name: str, fn: Callable[..., Any], *args: Any) -> Outcome:
+        return self.workers[name].run(fn, *args, limit=self.peer_limit)
+
+    def table(self, key: str, title: str) -> list[dict[str, Any]]:
+        print(f"\n{title}", flush=True)
+        rows: list[dict[str, Any]] = []
+        self.results["tables"][key] = {"title": title, "rows": rows}
+        return rows
+
+    def note(self, key: str, text: str) -> None:
+        print(f"   {text}", flush=True)
+        self.results["tables"][key].setdefault("notes", []).append(text)
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            w.close()
+
+
+def meta(args: argparse.Namespace) -> dict[str, Any]:
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": commit, "loadavg": load,
+            "cpus": os.cpu_count(), "python": platform.python_version(), "machine": platform.machine(),
+            "options": {k: v for k, v in vars(args).items() if k != "json"}}
+
+
+def secs(o: Outcome, spec: str = ".3f") -> str:
+    """A time column: the time, '> S s' over the limit, 'n/a' missing, 'error', 'skip'."""
+    if o.status == "ok":
+        return format(o.seconds, spec)
+    if o.status == "timeout":
+        return f">{o.seconds:g}"
+    return {"missing": "n/a", "skip": "skip"}.get(o.status, "error")
+
+
+def val(o: Outcome, spec: str = ".4f", pick: Callable[[Any], float] | None = None) -> str:
+    if o.status != "ok":
+        return "—"
+    v = o.value if pick is None else pick(o.value)
+    return format(v, spec)
+
+
+def ratio(peer: Outcome, ours: Outcome) -> str:
+    """Peer time ÷ renyi time; over the peer's limit it is a lower bound ('>')."""
+    if ours.status != "ok" or not ours.seconds:
+        return "n/a"
+    if peer.status == "ok" and peer.seconds is not None:
+        return f"{peer.seconds / ours.seconds:.1f}"
+    if peer.status == "timeout" and peer.seconds is not None:
+        return f">{peer.seconds / ours.seconds:.0f}"
+    return "n/a"
+
+
+def row_of(o: Outcome) -> dict[str, Any]:
+    """An outcome as JSON: status, seconds (the limit when timed out), value, message."""
+    d = asdict(o)
+    if not d["notes"]:
+        del d["notes"]
+    if not d["message"]:
+        del d["message"]
+    return d
+
+
+def report_failures(b: Bench, key: str, label: str, *outs: tuple[str, Outcome]) -> None:
+    for who, o in outs:
+        if o.status == "error":
+            b.note(key, f"{label}: {who} failed: {o.message}")
+        for n in o.notes:
+            b.note(key, f"{label}: {who} warned: {n}")
+
+
+SKIPPED = Outcome("skip", message="not run: over the limit at a smaller T or a larger δ")
+
+
+def table_steps(b: Bench) -> None:
+    ts = [10**3, 10**4] if b.quick else [10**3, 10**4, 10**5, 10**6]
+    big = [10**8] if b.quick else [10**7, 10**8]
+    for block, delta in enumerate((1e-5,) if b.quick else (1e-5, 1e-10)):
+        key = f"1{'ab'[block]}"
+        rows = b.table(key, f"1{'ab'[block]}. DP-SGD q=0.01 σ=1.0 δ={delta:g} (seconds; ×peer = peer time ÷ "
+                            f"renyi time; peers limited to {b.peer_limit:g} s)")
+        print(f"{'T':>9} {'renyi s':>8} {'[lower, upper]':>24} {'dpacc s':>8} {'dpacc ε':>9} "
+              f"{'prv s':>7} {'prv ε':>9} {'×dpacc':>7} {'×prv':>6}")
+        for t in ts + big:
+            ph = [(0.01, 1.0, t)]
+            r = b.renyi(renyi_pld, ph, delta)
+            peers = {}
+            for name, fn in (("dpacc", dpacc_pld), ("prv", prv)):
+                if t in big:
+                    peers[name] = Outcome("skip", message="renyi alone")
+                elif name == "prv" and delta < 1e-5 and t >= 10**5 and not b.full:
+                    peers[name] = Outcome("skip", message="with --full")
+                elif t >= b.over.get(name, math.inf):
+                    peers[name] = SKIPPED
+                else:
+                    peers[name] = b.peer(name, fn, ph, delta)
+                    if peers[name].status == "timeout":
+                        b.over[name] = t
+            br = f"[{r.value[0]:.4f}, {r.value[1]:.4f}]" if r.ok else r.status
+            if t in big:
+                rdp = b.renyi(renyi_rdp, ph, delta, repeat=1, fresh=False)
+                print(f"{t:>9.0e} {secs(r):>8} {br:>24}   renyi alone; RDP route ε {val(rdp)}", flush=True)
+                peers["rdp"] = rdp
+            else:
+                print(f"{t:>9} {secs(r):>8} {br:>24} {secs(peers['dpacc']):>8} {val(peers['dpacc']):>9} "
+                      f"{secs(peers['prv']):>7} {val(peers['prv']):>9} {ratio(peers['dpacc'], r):>7} "
+                      f"{ratio(peers['prv'], r):>6}", flush=True)
+            rows.append({"T": t, "delta": delta, "renyi": row_of(r), **{k: row_of(v) for k, v in peers.items()}})
+            report_failures(b, key, f"T={t}", ("renyi", r), *peers.items())
+        if delta < 1e-5 and not b.full and not b.quick:
+            b.note(key, "PRV at T ≥ 10⁵ and δ = 1e-10 ('skip'): only with --full (over 2 minutes)")
+        if b.over:
+            b.note(key, f"'>' = over the {b.peer_limit:g} s limit (ratio: a lower bound); 'skip' = not run at this "
+                        "or a larger T once over the limit at a larger δ or smaller T (--peer-limit S to wait longer)")
+
+
+def table_phases(b: Bench) -> None:
+    n = 5 if b.quick else 50
+    ph = phases_of(n)
+    rows = b.table("2", f"2. {n} heterogeneous phases (distinct q, σ, steps; {sum(t for *_, t in ph)} steps), δ=1e-5")
+    r = b.renyi(renyi_pld, ph, 1e-5)
+    d = b.peer("dpacc", dpacc_pld, ph, 1e-5)
+    p = b.peer("prv", prv, ph, 1e-5)
+    br = f"[{r.value[0]:.4f}, {r.value[1]:.4f}]" if r.ok else r.status
+    print(f"   renyi {secs(r)} s {br}   dp-accounting {secs(d)} s ε={val(d)} (×{ratio(d, r)})   "
+          f"prv {secs(p)} s ε={val(p)} (×{ratio(p, r)})", flush=True)
+    rows.append({"phases": n, "delta": 1e-5, "renyi": row_of(r), "dpacc": row_of(d), "prv": row_of(p)})
+    report_failures(b, "2", f"{n} phases", ("renyi", r), ("dpacc", d), ("prv", p))
+
+
+def table_training(b: Bench) -> None:
+    steps = 2000 if b.quick else 10**4
+    rows = b.table("3", f"3. ε every 100 steps during {steps} steps (q=0.01, σ=1.0, δ=1e-5), "
+                        "renyi.pld.PLDAccountant")
+    o = b.renyi(training, steps, repeat=1)
+    if o.ok:
+        v = o.value
+        print(f"   total {v['total_s']:.2f} s = {v['ms_per_step']:.3f} ms per step; per question: first "
+              f"{v['first_s']:.3f} s, median {v['median_s']:.3f} s, last {v['last_s']:.3f} s; "
+              f"final [{v['lower']:.4f}, {v['upper']:.4f}]", flush=True)
+    else:
+        print(f"   {o.status}: {o.message}")
+    rows.append(row_of(o))
+
+
+CALIBRATION_QUICK = [(1.0, 0.01, 10**3), (3.0, 0.01, 10**4)]
+CALIBRATION_DEFAULT = [(1.0, 0.01, 10**3), (3.0, 0.01, 10**3), (8.0, 0.01, 10**3), (1.0, 0.004, 10**4),
+                       (3.0, 0.01, 10**4), (8.0, 0.004, 10**4), (3.0, 0.004, 10**5)]
+CALIBRATION_FULL = [(e, q, t) for t in (10**3, 10**4, 10**5) for q in (0.004, 0.01) for e in (1.0, 3.0, 8.0)]
+
+
+def table_calibration(b: Bench) -> None:
+    delta = 1e-5
+    cases = CALIBRATION_QUICK if b.quick else CALIBRATION_FULL if b.full else CALIBRATION_DEFAULT
+    rows = b.table("4", f"4. σ for a target ε (δ={delta:g}): renyi.dpsgd.noise_multiplier vs opacus "
+                        f"get_noise_multiplier(accountant='prv'), peer limited to {b.peer_limit:g} s;\n"
+                        "   renyi's certified ε bracket at each σ ('!' = the lower end is above the target: "
+                        "that σ is provably too small)")
+    print(f"{'ε':>4} {'q':>6} {'T':>7} {'renyi s':>8} {'σ renyi':>9} {'ε upper at σ':>13} {'opacus s':>9} "
+          f"{'σ opacus':>9} {'ε bracket at σ opacus':>22} {'σ ratio':>8} {'×opacus':>8}")
+    for eps, q, t in cases:
+        r = b.renyi(renyi_sigma, eps, delta, q, t, repeat=1)
+        o = b.peer("opacus", opacus_sigma, eps, delta, q, t)
+        sig = ([r.value[0]] if r.ok else []) + ([o.value] if o.ok else [])
+        chk = b.renyi(check_sigmas, q, t, delta, sig, repeat=1, fresh=False) if sig else Outcome("skip")
+        at_r = at_o = None
+        if chk.ok:
+            at_r = chk.value[0] if r.ok else None
+            at_o = chk.value[-1] if o.ok else None
+        ok_r = at_r is not None and at_r[1] <= eps
+        up_r = "—" if at_r is None else f"{at_r[1]:.4f}{'' if ok_r else ' INVALID'}"
+        br_o = "—" if at_o is None else f"[{at_o[0]:.4f}, {at_o[1]:.4f}]{'!' if at_o[0] > eps else ' '}"
+        srat = f"{r.value[0] / o.value:.4f}" if r.ok and o.ok else "—"
+        print(f"{eps:>4g} {q:>6} {t:>7} {secs(r):>8} {val(r, '.5f', lambda v: v[0]):>9} {up_r:>13} {secs(o):>9} "
+              f"{val(o, '.5f'):>9} {br_o:>22} {srat:>8} {ratio(o, r):>8}", flush=True)
+        rows.append({"epsilon": eps, "q": q, "T": t, "delta": delta, "renyi": row_of(r), "opacus": row_of(o),
+                     "renyi_bracket_at_renyi_sigma": at_r, "renyi_bracket_at_opacus_sigma": at_o,
+                     "renyi_sigma_valid": ok_r})
+        report_failures(b, "4", f"ε={eps:g} q={q} T={t}", ("renyi", r), ("opacus", o), ("check", chk))
+    b.note("4", "σ ratio = σ renyi ÷ σ opacus (below 1: renyi certifies the target with less noise); opacus "
+                "stops its bisection within 0.01 of the target on its PRV estimate")
+
+
+def table_memory(b: Bench) -> None:
+    names = [n for n in MEMORY_CASES if " 50 mech" not in n]
+    if b.quick:
+        names = [n for n in MEMORY_CASES if "T=10⁶ δ=1e-5" in n or " 50 mech" in n]
+    rows = b.table("5", "5. memory: each case in a fresh process (MiB; RSS after `import renyi, renyi.pld`, "
+                        "peak RSS of the process, tracemalloc's peak of the computation)")
+    print(f"   {'case':<40} {'time s':>7} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7} "
+          f"{'+ default':>9}  {'PLD [lower, upper]':>22} {'default ε':>17} {'RDP ε':>9}")
+    traced_up_to = 1e9 if b.full else 20.0
+    over = False
+    for name in names:
+        if over and name.startswith("mixed"):
+            print(f"   {name:<40} {'skip':>7}  (a smaller pipeline was over the limit)", flush=True)
+            rows.append({"case": name, "rss": row_of(Outcome("skip"))})
+            continue
+        o = once(memory_case, name, False, limit=b.renyi_limit, quiet=b.quiet)
+        over = over or (o.status == "timeout" and name.startswith("mixed"))
+        tr = (once(memory_case, name, True, limit=b.renyi_limit, quiet=b.quiet)
+              if o.ok and o.value["seconds"] <= traced_up_to else Outcome("skip"))
+        if o.ok:
+            v = o.value
+            traced = f"{tr.value['traced_peak_mb']:.1f}" if tr.ok else tr.status
+            br = f"[{v['lower']:.4f}, {v['upper']:.4f}]"
+            dflt = f"{v['default_epsilon']:.4f} {v['default_method']}"
+            print(f"   {name:<40} {v['seconds']:>7.2f} {v['rss_start_mb']:>9.1f} {v['rss_import_mb']:>10.1f} "
+                  f"{v['peak_rss_mb']:>9.1f} {traced:>7} {v['peak_rss_default_route_mb']:>9.1f}  {br:>22} "
+                  f"{dflt:>17} {v['rdp']:>9.4f}", flush=True)
+            if v["heavy_imports"]:
+                b.note("5", f"{name}: the PLD answer imported {v['heavy_imports']}")
+            extra = sorted(set(v["heavy_imports_default_route"]) - set(v["heavy_imports"]))
+            if extra:
+                b.note("5", f"{name}: the default route then imported {extra}")
+        else:
+            what = f"over the {b.renyi_limit:g} s limit" if o.status == "timeout" else o.message
+            print(f"   {name:<40} {secs(o):>7}  ({what})", flush=True)
+        rows.append({"case": name, "rss": row_of(o), "traced": row_of(tr)})
+        report_failures(b, "5", name, ("renyi", o))
+    b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: of the process after "
+                "the PLD answer (epsilon_bounds); traced: tracemalloc's peak of that computation, in a second fresh "
+                f"process (skipped when the first took over {traced_up_to:g} s); + default: peak RSS after then asking "
+                "the default route (routes.best_epsilon: the minimum over routes) in the same process")
+
+
+TIGHT_QUICK = ([0.01], [1.0], [100, 10**4])
+TIGHT_FULL = ([0.001, 0.01, 0.05], [0.6, 0.8, 1.0, 1.5, 2.0, 3.0], [100, 10**3, 10**4, 10**5, 10**6])
+
+
+def table_tightness(b: Bench, grid: tuple[list[float], list[float], list[int]] | None = None) -> None:
+    qs, sig, ts = grid or (TIGHT_QUICK if b.quick else TIGHT_FULL)
+    rows = b.table("6", "6. tightness: width = (upper − lower)/upper; rdp/upper = RDP route ε ÷ PLD upper")
     print(f"{'q':>6} {'σ':>4} {'T':>8} {'δ':>6} {'lower':>11} {'upper':>11} {'width %':>8} {'rdp/upper':>9} {'s':>6}")
-    qs = [0.01] if quick else [0.001, 0.01, 0.05]
-    sig = [1.0] if quick else [0.6, 0.8, 1.0, 1.5, 2.0, 3.0]
-    ts = [100, 10**4] if quick else [100, 10**3, 10**4, 10**5, 10**6]
-    flagged = []
-    worst = 0.0
+    wide: list[tuple[float, float, int, float]] = []
+    above: list[tuple[float, float, int, float]] = []
+    failed: list[tuple[float, float, int, float]] = []
+    warned: list[tuple[float, float, int, float]] = []
+    worst, worst_case = 0.0, None
     for q in qs:
         for s in sig:
             for t in ts:
                 for d in (1e-5, 1e-10):
-                    m = PoissonSubsampled(Gaussian(s), q)
-                    t0 = time.perf_counter()
-                    lo, hi = epsilon_bounds([(m, t)], d)
-                    el = time.perf_counter() - t0
-                    rdp = routes.best_epsilon(t * m, d, "rdp").value
+                    case = (q, s, t, d)
+                    o = b.renyi(tight_case, q, s, t, d, repeat=1)
+                    rows.append({"q": q, "sigma": s, "T": t, "delta": d, **row_of(o)})
+                    if not o.ok:
+                        failed.append(case)
+                        print(f"{q:>6} {s:>4} {t:>8} {d:>6.0e}  {o.status}: {o.message or f'> {o.seconds:g} s'}",
+                              flush=True)
+                        continue
+                    v = o.value
+                    lo, hi, rdp = v["lower"], v["upper"], v["rdp"]
                     w = (hi - lo) / hi if hi > 0 else 0.0
-                    worst = max(worst, w)
-                    flag = "  <-- wider than 1 %" if w > 0.01 else ""
-                    if flag:
-                        flagged.append((q, s, t, d))
+                    if w > worst:
+                        worst, worst_case = w, case
+                    flags = []
+                    if w > 0.01:
+                        wide.append(case)
+                        flags.append("wider than 1 %")
+                    if hi > rdp:
+                        above.append(case)
+                        flags.append("PLD upper above RDP")
+                    if o.notes:
+                        warned.append(case)
+                        flags.append("; ".join(o.notes)[:100])
+                    flag = f"  <-- {'; '.join(flags)}" if flags else ""
                     print(f"{q:>6} {s:>4} {t:>8} {d:>6.0e} {lo:>11.5f} {hi:>11.5f} "
-                          f"{100 * w:>8.3f} {rdp / hi:>9.4f} {el:>6.2f}{flag}")
-    print(f"   widest bracket {100 * worst:.3f} %; cases wider than 1 %: {flagged or 'none'}")
+                          f"{100 * w:>8.3f} {rdp / hi if hi > 0 else math.inf:>9.4f} {v['pld_s']:>6.2f}{flag}",
+                          flush=True)
+    n = len(rows)
+    summary = {"cases": n, "widest_percent": 100 * worst, "widest_case": worst_case,
+               "wider_than_1_percent": wide, "pld_upper_above_rdp": above, "failed": failed, "warned": warned}
+    b.results["tables"]["6"]["summary"] = summary
+    print(f"   summary: {n} cases; widest bracket {100 * worst:.3f} % at {worst_case}; wider than 1 %: "
+          f"{len(wide)} {wide or ''}; PLD upper above the RDP ε: {len(above)} {above or ''}; "
+          f"failed or over the limit: {len(failed)} {failed or ''}; with a renyi warning (fallback): "
+          f"{len(warned)} {warned or ''}", flush=True)
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
-    full = "--full" in sys.argv
-    table_steps(quick, full)
-    table_phases(quick)
-    table_training(quick)
-    table_calibration(quick)
-    table_memory(quick)
-    if full:
-        table_tightness(quick)
+TABLES: dict[str, Callable[[Bench], None]] = {
+    "1": table_steps, "2": table_phases, "3": table_training, "4": table_calibration, "5": table_memory,
+    "6": table_tightness,
+}
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="a small subset (about a minute)")
+    size.add_argument("--full", action="store_true", help="everything, with the tightness grid (table 6)")
+    p.add_argument("--peer-limit", type=float, default=120.0, metavar="S",
+                   help="wall-clock limit of one peer computation, seconds (default 120)")
+    p.add_argument("--renyi-limit", type=float, default=120.0, metavar="S",
+                   help="wall-clock limit of one renyi computation, seconds (default 120)")
+    p.add_argument("--tables", default=None, metavar="LIST",
+                   help="comma-separated tables to run, e.g. 1,4 (default: 1-5, and 6 with --full)")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write every table's rows as JSON")
+    p.add_argument("--verbose", action="store_true", help="let the child processes print (peers' logs)")
+    args = p.parse_args(argv)
+    if args.peer_limit <= 0 or args.renyi_limit <= 0:
+        p.error("limits must be positive")
+    if args.tables is None:
+        args.tables = "1,2,3,4,5,6" if args.full else "1,2,3,4,5"
+    bad = set(args.tables.split(",")) - set(TABLES)
+    if bad:
+        p.error(f"--tables: unknown table(s) {sorted(bad)}; choose from {sorted(TABLES)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse(argv)
+    b = Bench(args)
+    m = b.results["meta"]
+    print(f"bench_pld {m['date']}  commit {m['commit']}  load average {m['loadavg']}  cpus {m['cpus']}  "
+          f"python {m['python']}  options {' '.join(sys.argv[1:] if argv is None else argv) or '(default)'}",
+          flush=True)
+    t0 = time.perf_counter()
+    try:
+        for key in args.tables.split(","):
+            TABLES[key](b)
+    finally:
+        b.close()
+        b.results["meta"]["wall_s"] = time.perf_counter() - t0
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(b.results, indent=1, default=str) + "\n")
+    print(f"\nwall time {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

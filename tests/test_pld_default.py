@@ -201,7 +201,7 @@ def test_coarse_grid_bracket_contains_the_truth():
     """T = 100 steps of q = 0.001, σ = 0.6 at δ = 1e-5: dp-accounting at a 1e-5 grid gives
     0.7795936 (an estimate, not a bound); the certified bracket contains it."""
     lo, hi = pld.epsilon_bounds([(PoissonSubsampled(Gaussian(0.6), 0.001), 100)], 1e-5)
-    assert lo <= 0.77959 and 0.779594 <= hi <= 0.7796 * 1.01
+    assert lo <= 0.7795936 <= hi <= 0.7796 * 1.01
 
 
 def test_discounted_tail_sums_match_the_recursion():
@@ -218,3 +218,17 @@ def test_discounted_tail_sums_match_the_recursion():
             ref[a] = acc
             acc = math.exp(-rate) * (acc + x[a])
         np.testing.assert_allclose(_discounted_tail_sums(x, rate), ref, rtol=1e-12, atol=0)
+
+
+def test_infinite_mass_above_delta_is_infinite_without_a_warning():
+    """An (ε, δ₀) step with δ₀ > δ: the loss is +∞ with probability δ₀, so no finite ε exists
+    at δ (not a grid that 'could not resolve' it): (∞, ∞), and no fallback warning."""
+    import warnings
+
+    from renyi.definitions import ApproxDP
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-5) == (math.inf, math.inf)
+    lo, hi = pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-3)
+    assert 0.0 < lo <= hi < math.inf

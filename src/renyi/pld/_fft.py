@@ -272,9 +272,10 @@ def compose(comps: Sequence[tuple[Discrete | Bundle, int]], lam: float, start: i
         e_log = (len(comps) + 3) * 2.0 * _U * size
         spec = np.exp(s1) * (np.cos(ang) + 1j * np.sin(ang))
         gap = np.maximum(s2 - s1, 0.0) + 3.0 * e_log + 8.0 * _U
-        # e^{S₁}(e^{gap} − 1) = exp(S₁ + gap + log(1 − e^{−gap})), without 0·∞ when e^{S₁} underflows;
-        # a zero coefficient (S₁ = −∞) is only bounded by e^{S₂}
-        err = np.where(fin, np.exp(s1 + gap + np.log(-np.expm1(-gap))), np.exp(s2 + 3.0 * e_log + 8.0 * _U))
+        # e^{S₁}(e^{gap} − 1) ≤ min(gap, 1)·e^{S₁ + gap} (e^x − 1 ≤ min(x, 1)·e^x), one exp per
+        # coefficient and no 0·∞ when e^{S₁} underflows; a zero coefficient (S₁ = −∞) is only
+        # bounded by e^{S₂}
+        err = np.exp(np.where(fin, s1 + gap, s2 + 3.0 * e_log + 8.0 * _U)) * np.where(fin, np.minimum(gap, 1.0), 1.0)
     err = np.where(np.isfinite(err), err, 2.0) * (1.0 + 1e-9)
     a = sfft.irfft(spec, n)
     # ℓ∞ error of the inverse: propagated coefficient errors plus its own round-off

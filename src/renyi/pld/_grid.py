@@ -12,14 +12,17 @@ Roth & Su 2022, Thm 2.10 and Prop 2.3 for the profile/trade-off duality). Dorosh
 Finite supports are split atom by atom: an atom at z ∈ [ε_i, ε_{i+1}) goes to the two
 neighbouring grid points with weights that keep both its P- and its Q-mass.
 
-**Optimistic (lower).** For a continuous pair, each chord over [e^{ε_i}, e^{ε_{i+1}}] exceeds
-the profile by at most tanh(h/4)·P(Z ∈ (ε_i, ε_{i+1})) (an atom at ε_i + u exceeds its chord
-by at most (e^u − 1)(e^{h−u} − 1)/(e^h − 1) ≤ tanh(h/4)), and P(Z ∈ (ε_i, ε_{i+1})) is at
-most the pessimistic masses at ε_i and ε_{i+1}. Lowering every grid value by that much, the
-piecewise-linear interpolation lies below δ; its greatest convex minorant (kinks still on the
-grid) starting at (0, 1) with slope −1 and ending flat at the true +∞ mass is the profile of
-a valid pair dominated by the true one, hence so are all its compositions. Finite supports
-are rounded down atom by atom (a pointwise smaller loss; monotone coupling).
+**Optimistic (lower).** For a continuous pair, every grid interval gets a line below δ (in x)
+that misses the tangent at the interval's midpoint by O(h²): the secant through the midpoint and
+a point just left of it, lowered by the secant-slope gap to the point just right of it
+(convexity makes that line lie below δ everywhere; see :func:`_support_lines`). The value at
+each grid point is the smaller of its two intervals' lines, so that the piecewise-linear
+interpolation lies below δ; its greatest convex minorant (kinks still on the grid) starting at
+(0, 1) with slope −1 and ending flat at the true +∞ mass is the profile of a valid pair
+dominated by the true one, hence so are all its compositions. The error is of the same order
+as the pessimistic construction's (both O(h²) per step), so the bracket closes as fast as the
+upper bound converges. Finite supports are rounded down atom by atom (a pointwise smaller
+loss; monotone coupling).
 
 All masses are returned as logarithms so that the far tails, which carry the answer at tiny
 δ, keep their relative precision.
@@ -36,7 +39,7 @@ import numpy as np
 
 from ._profiles import Profile
 
-__all__ = ["Discrete", "support_range", "discretise"]
+__all__ = ["Discrete", "support_range", "discretise", "discretise_lower"]
 
 _SHIFT = 1e-11
 _U = 2.0**-53
@@ -211,20 +214,34 @@ def _log_masses_from_profile(ld: np.ndarray, h: float) -> tuple[np.ndarray, floa
 def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Indices of the vertices of the greatest convex minorant of the points (x_k, y_k).
 
-    A point strictly above the chord of its two neighbours is not a vertex of the minorant;
-    dropping all such points at once and repeating ends at the minorant.
+    A point strictly above the chord of its two neighbours is not a vertex of the minorant,
+    and removing it keeps every point removed so far above the chain (the new chord lies below
+    the old ones). So any sequence of such removals that ends with a convex chain ends at the
+    minorant: whole rounds of them at once (vectorised), and, where removals cascade along a
+    stretch of nearly collinear points, the monotone-chain stack (Andrew 1979) on that stretch
+    only.
     """
     keep = np.arange(x.size)
-    for _ in range(8):
+    for rnd in range(10_000):
         xs, ys = x[keep], y[keep]
         s = np.diff(ys) / np.diff(xs)
         bad = np.nonzero(s[1:] < s[:-1])[0] + 1
         if bad.size == 0:
             return keep
-        keep = np.delete(keep, bad)
-    # the rest by the monotone-chain stack (Andrew 1979), on plain floats (fast in a loop)
-    ks = keep.tolist()
-    xl, yl = x[keep].tolist(), y[keep].tolist()
+        if rnd < 4:
+            keep = np.delete(keep, bad)
+            continue
+        a = max(int(bad.min()) - 64, 0)
+        b = min(int(bad.max()) + 64, keep.size - 1)
+        keep = np.concatenate([keep[:a], _stack_hull(x, y, keep[a:b + 1]), keep[b + 1:]])
+    return keep
+
+
+def _stack_hull(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The lower hull of the points ``idx`` (sorted by x), first and last kept: the monotone
+    chain on plain floats (fast in a loop)."""
+    ks = idx.tolist()
+    xl, yl = x[idx].tolist(), y[idx].tolist()
     stack: list[int] = []  # positions in ks
     for j in range(len(ks)):
         xj, yj = xl[j], yl[j]
@@ -236,6 +253,16 @@ def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
                 break
         stack.append(j)
     return np.asarray([ks[j] for j in stack], dtype=np.int64)
+
+
+def discretise_lower(profile: Profile, h: float, lo: int, hi: int, upper: Discrete) -> Discrete:
+    """The optimistic discretisation alone, given the pessimistic one ``upper`` of the same
+    profile on the same grid (as returned by :func:`discretise`)."""
+    atoms = profile.atoms()
+    if atoms is not None:
+        low = _discretise_atoms(atoms[0], atoms[1], profile.inf_mass, h)[1]
+        return low
+    return _optimistic(profile, h, lo, hi, upper)
 
 
 def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True) -> tuple[Discrete, Discrete | None]:
@@ -250,7 +277,6 @@ def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True)
         return _discretise_atoms(atoms[0], atoms[1], profile.inf_mass, h)
     idx = np.arange(lo, hi + 1)
     eps = idx * h
-    ld = profile.log_delta(eps)
     # Round-off allowance: interpolate the profile of Z + s, s = 1e-11 (a dominating pair: the
     # same P, with Q scaled by e^{−s} and the rest of Q where P has no mass), so that the
     # values at the grid points exceed δ by a margin larger than the round-off in them.
@@ -289,13 +315,118 @@ def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True)
     upper = Discrete(h, lo, lm, inf_mass)
     if not lower:
         return upper, None
+    return upper, _optimistic(profile, h, lo, hi, upper)
 
-    # ---- optimistic pair ----
-    m = np.exp(lm)
-    g = math.tanh(h / 4.0) * (m + np.concatenate([[0.0], m[:-1]]) + np.concatenate([m[1:], [0.0]]))
-    # a relative allowance for the round-off in the profile values themselves
-    delta = np.exp(ld)
-    L = delta * (1.0 - 1e-9) - g
+
+#: Half-width of the three-point stencil around each interval's midpoint, in grid steps.
+_ETA = 1.0 / 32.0
+
+
+def _support_lines(profile: Profile, eps: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval [ε_i, ε_i + h] of ``eps``: the values at its two ends of a line (in
+    x = e^ε) that lies below the profile δ everywhere.
+
+    δ is convex in x. With b = e^c at the midpoint c = ε_i + h/2 and a = e^{c−η}, d = e^{c+η},
+    the secant slopes s_L = (δ(b) − δ(a))/(b − a) ≤ s_R = (δ(d) − δ(b))/(d − b) bracket the
+    derivative at b. The line ℓ(x) = δ(b) + s_L(x − b) is below δ for x ≥ b (every secant from b
+    to the right has slope ≥ δ′(b+) ≥ s_L) and for x ≤ a (secants ending at b from the left of a
+    have slope ≤ s_L); on (a, b) it exceeds δ by at most (s_R − s_L)(b − a) (there the secant
+    slope from x to b is ≤ δ′(b−) ≤ s_R). So ℓ − (s_R − s_L)(b − a) is below δ everywhere: a
+    supporting line that misses the tangent at the midpoint by O(h²), against O(h) for rounding
+    the loss down. Computed relative to δ(b) (ratios of profile values, so that far tails keep
+    their precision), lowered by an allowance for the round-off in the profile values.
+
+    Returns:
+        (left, right): the line's values at e^{ε_i} and e^{ε_i + h} (may be negative).
+    """
+    eta = _ETA * h
+    m = eps.size
+    c = eps + 0.5 * h
+    ld = profile.log_delta(np.concatenate([c - eta, c, c + eta]))
+    la, lb, lr = ld[:m], ld[m:2 * m], ld[2 * m:]
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        da, dr = la - lb, lr - lb
+        ra, rr = np.exp(da), np.exp(dr)
+        em = -math.expm1(-eta)  # (b − a)/b
+        sl = -np.expm1(da) / em  # s_L·b/δ(b) ≤ 0
+        sr = np.expm1(dr) / math.expm1(eta)  # s_R·b/δ(b)
+        shift = np.maximum(sr - sl, 0.0) * em
+        # Round-off: |error| of each log value ≤ err (the profile's own relative error, 1e-10,
+        # and the rounding of the logs); it moves each ratio by ≈ r·err, each scaled slope by
+        # ≈ r·err/η′ (η′ = b − a or d − b, ≥ η·(1 − η)), the line's ends by that times h/2, and
+        # the shift by about twice that times η.
+        err = 1e-10 + 16.0 * _U * (np.abs(la) + np.abs(lb) + np.abs(lr) + 1.0)
+        slack = 2.0 * err * (ra + rr + 1.0) * (0.6 * h / (eta * (1.0 - eta)) + 3.0) + err
+        base = np.exp(lb)
+        left = base * (1.0 + sl * math.expm1(-0.5 * h) - shift - slack)
+        right = base * (1.0 + sl * math.expm1(0.5 * h) - shift - slack)
+    # δ(b) = 0: δ vanishes from b on (decreasing, ≥ 0), and the zero line is below δ
+    zero = ~np.isfinite(lb) | ~np.isfinite(left) | ~np.isfinite(right)
+    left = np.where(zero, 0.0, left)
+    right = np.where(zero, 0.0, right)
+    return left, right
+
+
+def _optimistic(profile: Profile, h: float, lo: int, hi: int, upper: Discrete) -> Discrete:
+    """The optimistic discretisation of a continuous profile on grid indices [lo, hi].
+
+    Values L_i at the grid points are chosen so that on every interval the chord from L_i to
+    L_{i+1} lies below δ: each interval offers several certified pairs of end values (the ends
+    of a supporting line, :func:`_support_lines`; the true values lowered by the chord bound
+    tanh(h/4)·(m_i + m_{i+1}), m the pessimistic masses; the lines 1 − x and p_inf, both below δ),
+    the pair with the higher chord is taken, and L_i is the smaller of the values its two
+    intervals ask for (lowering an end only lowers a chord). The greatest convex minorant of
+    these points, starting at (0, 1) along the line 1 − x and ending flat at the true +∞ mass,
+    is the profile of a pair dominated by the true one.
+    """
+    idx = np.arange(lo, hi + 1)
+    eps = idx * h
+    n = idx.size
+    p_inf = float(profile.inf_mass)
+    one_minus = -np.expm1(eps)
+    # option 1: supporting lines (mirrored left of 0, see below)
+    left = np.empty(n - 1)
+    right = np.empty(n - 1)
+    neg = eps[1:] <= 0.0  # intervals [ε_i, ε_{i+1}] left of 0
+    pos = ~neg
+    if pos.any():
+        left[pos], right[pos] = _support_lines(profile, eps[:-1][pos], h)
+    if neg.any():
+        # Left of 0, δ = 1 − x + x·δ′(−ε) is 1 − x plus a small excess, which lines of δ itself
+        # would resolve only to absolute precision. A supporting line of the reversed pair's
+        # profile D(y) (y = e^{−ε} = 1/x) maps to one of δ: x·D(1/x) ≥ x(D(y₀) + s(1/x − y₀)),
+        # which is linear in x (D's perspective). So the lines are built on the mirrored
+        # intervals [−ε_{i+1}, −ε_i] of the reversed pair, keeping the excess's relative
+        # precision; the end at x_i is the end at y = e^{−ε_i} of the mirrored interval.
+        e_lo, e_hi = eps[:-1][neg], eps[1:][neg]
+        d_left, d_right = _support_lines(profile.dual(), -e_hi, h)
+        a = np.exp(e_lo) * d_right
+        b = np.exp(e_hi) * d_left
+        # the rounding of (1 − x) + x·D: 4u of each part, taken off
+        left[neg] = one_minus[:-1][neg] + a - 4 * _U * (np.abs(one_minus[:-1][neg]) + np.abs(a))
+        right[neg] = one_minus[1:][neg] + b - 4 * _U * (np.abs(one_minus[1:][neg]) + np.abs(b))
+    # option 2: the true values lowered by the chord bound (better where the loss has structure
+    # finer than the grid, which a single line cannot follow)
+    delta = np.exp(profile.log_delta(eps)) * (1.0 - 1e-9)
+    m = np.exp(upper.log_mass)
+    e_int = math.tanh(h / 4.0) * (m[:-1] + m[1:])
+    t_left, t_right = delta[:-1] - e_int, delta[1:] - e_int
+    # options 3 and 4: the lines 1 − x and p_inf
+    opts_l = np.stack([left, t_left, one_minus[:-1], np.full(n - 1, p_inf)])
+    opts_r = np.stack([right, t_right, one_minus[1:], np.full(n - 1, p_inf)])
+    with np.errstate(invalid="ignore"):
+        score = np.where(np.isfinite(opts_l) & np.isfinite(opts_r), opts_l + opts_r, -np.inf)
+    # an option that falls below max(1 − x, p_inf) at an end would have its points dropped
+    floor = np.maximum(one_minus, p_inf)
+    low_end = (opts_l < floor[:-1]) | (opts_r < floor[1:])
+    score[:2] = np.where(low_end[:2], -np.inf, score[:2])
+    pick = np.argmax(score, axis=0)
+    cols = np.arange(n - 1)
+    left, right = opts_l[pick, cols], opts_r[pick, cols]
+    L = np.empty(n)
+    L[0] = left[0]
+    L[-1] = right[-1]
+    L[1:-1] = np.minimum(right[:-1], left[1:])
     with np.errstate(over="ignore"):
         x = np.exp(eps)
     one_minus_x = -np.expm1(eps)
@@ -303,21 +434,21 @@ def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True)
     # i0: first index from which every point lies on or above the line 1 − x
     bad_after = np.nonzero(~ok)[0]
     i0 = int(bad_after[-1]) + 1 if bad_after.size else 0
-    p_inf = float(profile.inf_mass)
-    n = idx.size
     if i0 >= n - 1 or one_minus_x[i0] < p_inf:
         # The lowered values fall below the line 1 − e^ε up to where that line is below the
         # +∞ mass (the grid is too coarse for this pair): nothing better than the pair with
         # no privacy loss (P = Q: δ(ε) = (1 − e^ε)₊, below every profile) can be certified.
-        return upper, Discrete(h, 0, np.zeros(1), 0.0)
+        return Discrete(h, 0, np.zeros(1), 0.0)
     above = np.nonzero(L[i0 + 1:] <= p_inf)[0]
     i_end = i0 + 1 + int(above[0]) if above.size else n - 1
     px = np.concatenate([[0.0], x[i0:i_end + 1]])
     py = np.concatenate([[1.0], L[i0:i_end + 1]])
     py[1] = one_minus_x[i0]
     py[-1] = p_inf
-    if i_end - 1 > i0:
-        py[-2] = min(py[-2], delta[i_end])
+    # the last interval ends flat at the +∞ mass: its left end must not exceed δ at its right
+    # end (δ decreasing), so that the chord stays below δ on the whole interval
+    d_end = math.exp(float(profile.log_delta(np.array([eps[i_end]]))[0])) * (1.0 - 1e-9)
+    py[-2] = min(py[-2], d_end)
     finite = np.isfinite(px)
     px, py = px[finite], py[finite]
     verts = _greatest_convex_minorant(px, py)
@@ -329,7 +460,7 @@ def discretise(profile: Profile, h: float, lo: int, hi: int, lower: bool = True)
     lm_low = np.full(n, -np.inf)
     with np.errstate(divide="ignore"):
         lm_low[grid_pos] = np.log(np.maximum(mass, 0.0))
-    return upper, Discrete(h, lo, lm_low, p_inf)
+    return Discrete(h, lo, lm_low, p_inf)
 
 
 def _discretise_atoms(values: np.ndarray, masses: np.ndarray, inf_mass: float,

@@ -53,10 +53,11 @@ import numpy as np
 from scipy import fft as sfft
 
 from ..plrv import GaussianPrivacyLoss
-from ._grid import Discrete, discretise
+from ._grid import Discrete, discretise, discretise_lower
 from ._profiles import LossProfile, PoissonProfile, Profile
 
-__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step"]
+__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
+           "discretise_lower_step"]
 
 _U = 2.0**-53
 _C_FFT = 20.0  # the safety factor over Higham's constant that the engine's _fft uses too
@@ -354,6 +355,17 @@ def discretise_step(p: Profile, h: float, lo: int, hi: int, lower: bool) -> tupl
         up, _ = discretise(p.upper, h, lo, hi, False)
         return up, (discretise(p.lower, h, lo, hi, True)[1] if lower else None)
     return discretise(p, h, lo, hi, lower)
+
+
+def discretise_lower_step(p: Profile, h: float, lo: int, hi: int, upper: Discrete) -> Discrete:
+    """:func:`renyi.pld._grid.discretise_lower` (``upper``: the pessimistic discretisation of
+    ``p``); a :class:`Bucket`'s optimistic one is that of its μ_lo pair, built with that pair's
+    own pessimistic one."""
+    if isinstance(p, Bucket):
+        low = discretise(p.lower, h, lo, hi, True)[1]
+        assert low is not None
+        return low
+    return discretise_lower(p, h, lo, hi, upper)
 
 
 def _subsampled_gaussian(p: Profile) -> tuple[tuple[float, bool], float] | None:

@@ -53,10 +53,10 @@ import numpy as np
 from scipy import fft as sfft
 
 from ..plrv import GaussianPrivacyLoss
-from ._grid import Discrete, discretise, discretise_lower
+from ._grid import Discrete, discretise, discretise_lower, support_range
 from ._profiles import LossProfile, PoissonProfile, Profile
 
-__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
+__all__ = ["h_floor", "POINT_BUDGET", "MANY_STEPS", "merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
            "discretise_lower_step"]
 
 _U = 2.0**-53
@@ -498,3 +498,34 @@ def bucket(profiles: list[tuple[Profile, int]]) -> list[tuple[Profile, int]]:
         elif (new := replace[i]) is not None:
             out.append(new)
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the cost cap of a huge composition
+# ----------------------------------------------------------------------------------------------
+#: Fewest distinct steps (after merging and bucketing) for which the cost cap applies.
+MANY_STEPS = 256
+#: The cost cap: the discretisations of all distinct steps of one question hold together at
+#: most about this many grid points (memory and time grow with it; 2²¹ points ≈ 50 MB of
+#: discretised steps and, with the window's transforms, a peak well under 200 MB).
+POINT_BUDGET = 2**21
+
+
+def h_floor(profiles: Sequence[tuple[Profile, int]], log_tail: float) -> float:
+    """The narrowest grid a composition of many distinct steps may use (0 for fewer than
+    :data:`MANY_STEPS` of them: no cap).
+
+    Every distinct step is discretised on its own support, so the points of one grid sum the
+    steps' spans over h: capping that sum at :data:`POINT_BUDGET` caps the cost. A coarser
+    grid is as valid as a finer one (both discretisations are certified at any h); it only
+    widens the bracket, which the answer shows. This is the one place where a huge composition
+    trades the bracket target for a bounded cost.
+    """
+    if len(profiles) < MANY_STEPS:
+        return 0.0
+    fine = 1e-6
+    total = 0.0
+    for p, _ in profiles:
+        lo, hi = support_range(p, fine, log_tail)
+        total += (hi - lo) * fine
+    return total / POINT_BUDGET

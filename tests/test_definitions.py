@@ -182,7 +182,8 @@ def test_delta_of_epsilon_round_trip(rho, delta):
 @given(r1=rhos, r2=rhos, delta=deltas)
 def test_conversions_monotone(r1, r2, delta):
     lo, hi = sorted([r1, r2])
-    assert ZCDP(lo).epsilon(delta) <= ZCDP(hi).epsilon(delta)
+    # (round-off: ρ one ulp apart gave ε apart by 1e-17 relative, the wrong way)
+    assert ZCDP(lo).epsilon(delta) <= ZCDP(hi).epsilon(delta) * (1 + 1e-12)
     assert RDP(lambda a: lo * a).epsilon(delta) <= RDP(lambda a: hi * a).epsilon(delta) * (1 + 1e-9)
 
 

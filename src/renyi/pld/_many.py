@@ -53,10 +53,11 @@ import numpy as np
 from scipy import fft as sfft
 
 from ..plrv import GaussianPrivacyLoss
-from ._grid import Discrete
-from ._profiles import LossProfile, Profile
+from ._grid import Discrete, discretise, discretise_lower
+from ._profiles import LossProfile, PoissonProfile, Profile
 
-__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE"]
+__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
+           "discretise_lower_step"]
 
 _U = 2.0**-53
 _C_FFT = 20.0  # the safety factor over Higham's constant that the engine's _fft uses too
@@ -311,4 +312,122 @@ def bundle(ds: Sequence[tuple[Step, int]]) -> list[tuple[Step, int]]:
     b = Bundle(ds[0][0].h, np.concatenate(lms), offsets, np.array(starts, dtype=np.int64), log_fin)
     out: list[tuple[Step, int]] = [(d, c) for i, (d, c) in enumerate(ds) if i not in keep]
     out.append((b, 1))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# buckets of near-identical subsampled Gaussians (huge compositions only)
+# ----------------------------------------------------------------------------------------------
+#: Fewest distinct subsampled Gaussians (one rate, one direction) before they are bucketed.
+BUCKET_MIN = 64
+#: At most about this many buckets per (rate, direction): the cost cap of a huge composition.
+MAX_BUCKETS = 128
+#: Buckets span at most this relative range of μ = Δ/σ, unless the cap needs wider ones.
+BUCKET_RATIO = 1e-3
+
+
+@dataclass(frozen=True, eq=False)
+class Bucket(Profile):
+    """Subsampled Gaussian steps with μ in [μ_lo, μ_hi], accounted as runs of the μ_hi pair
+    (for the upper bound) and of the μ_lo pair (for the lower bound); see :func:`bucket`.
+
+    To the engine it is the μ_hi profile (support ranges, grid); only the optimistic
+    discretisation is taken from ``lower`` (:func:`discretise_step`).
+    """
+
+    upper: Profile
+    lower: Profile
+    inf_mass: float = 0.0
+
+    def log_delta(self, eps: np.ndarray) -> np.ndarray:
+        return self.upper.log_delta(eps)
+
+    def dual(self) -> Profile:
+        return self.upper.dual()
+
+    def sup_loss(self) -> float:
+        return self.upper.sup_loss()
+
+
+def discretise_step(p: Profile, h: float, lo: int, hi: int, lower: bool) -> tuple[Discrete, Discrete | None]:
+    """:func:`renyi.pld._grid.discretise`, with a :class:`Bucket`'s two pairs."""
+    if isinstance(p, Bucket):
+        up, _ = discretise(p.upper, h, lo, hi, False)
+        return up, (discretise(p.lower, h, lo, hi, True)[1] if lower else None)
+    return discretise(p, h, lo, hi, lower)
+
+
+def discretise_lower_step(p: Profile, h: float, lo: int, hi: int, upper: Discrete) -> Discrete:
+    """:func:`renyi.pld._grid.discretise_lower` (``upper``: the pessimistic discretisation of
+    ``p``); a :class:`Bucket`'s optimistic one is that of its μ_lo pair, built with that pair's
+    own pessimistic one."""
+    if isinstance(p, Bucket):
+        low = discretise(p.lower, h, lo, hi, True)[1]
+        assert low is not None
+        return low
+    return discretise_lower(p, h, lo, hi, upper)
+
+
+def _subsampled_gaussian(p: Profile) -> tuple[tuple[float, bool], float] | None:
+    """((rate, remove), ρ) of a Poisson-subsampled Gaussian pair, else None."""
+    if (isinstance(p, PoissonProfile) and isinstance(p.base, LossProfile) and not p.base.reversed_
+            and isinstance(p.base.loss, GaussianPrivacyLoss)):
+        return (float(p.q), bool(p.remove)), float(p.base.loss.rho)
+    return None
+
+
+def bucket(profiles: list[tuple[Profile, int]]) -> list[tuple[Profile, int]]:
+    """The steps, with many distinct Poisson-subsampled Gaussians of one rate gathered into
+    buckets of nearly equal μ (only where at least :data:`BUCKET_MIN` of them are distinct;
+    otherwise the list is returned unchanged).
+
+    A bucket of steps with μ ∈ [μ_lo, μ_hi] (counts summing to c) is accounted as c runs of
+    the μ_hi pair for the upper bound and c runs of the μ_lo pair for the lower bound. Valid:
+    for μ ≤ μ′ the map K(x) = (μ/μ′)x + N(0, 1 − (μ/μ′)²) sends N(0, 1) to itself and
+    N(μ′, 1) to N(μ, 1), and, being linear on distributions, sends both subsampled pairs of μ′
+    (remove: ((1−q)Q₀ + qP₀, Q₀); add: (Q₀, (1−q)Q₀ + qP₀)) to those of μ. So every step's
+    pair is a post-processing of the μ_hi pair and the μ_lo pair one of every step's pair, and
+    composition keeps both orders (the kernels act coordinatewise); a post-processed pair's
+    privacy profile is nowhere larger (data processing for the hockey-stick divergence). The
+    engine's pessimistic discretisation of the μ_hi pair therefore bounds the composition from
+    above, its optimistic one of the μ_lo pair from below. The price is a wider bracket: μ
+    moves by at most the bucket's ratio (:data:`BUCKET_RATIO`, wider only when more than about
+    :data:`MAX_BUCKETS` buckets would be needed), and the bracket returned shows it.
+    """
+    groups: dict[tuple[float, bool], list[tuple[float, int]]] = {}
+    for i, (p, _) in enumerate(profiles):
+        fam = _subsampled_gaussian(p)
+        if fam is not None:
+            groups.setdefault(fam[0], []).append((fam[1], i))
+    replace: dict[int, tuple[Profile, int] | None] = {}
+    for (q, remove), members in groups.items():
+        if len({rho for rho, _ in members}) < BUCKET_MIN:
+            continue
+        members.sort()
+        # a ratio r on μ is (1 + r)² on ρ = μ²/2
+        span = 0.5 * math.log(members[-1][0] / members[0][0])
+        limit = 2.0 * math.log1p(max(BUCKET_RATIO, math.expm1(span / MAX_BUCKETS)))
+        runs: list[list[tuple[float, int]]] = []
+        for rho, i in members:
+            if runs and math.log(rho / runs[-1][0][0]) <= limit:
+                runs[-1].append((rho, i))
+            else:
+                runs.append([(rho, i)])
+        for run in runs:
+            lo_rho, hi_rho = run[0][0], run[-1][0]
+            count = sum(profiles[i][1] for _, i in run)
+            b = profiles[run[-1][1]][0] if lo_rho == hi_rho else Bucket(
+                PoissonProfile(_gaussian_profile(hi_rho), q, remove),
+                PoissonProfile(_gaussian_profile(lo_rho), q, remove))
+            first = min(i for _, i in run)
+            for _, i in run:
+                replace[i] = (b, count) if i == first else None
+    if not replace:
+        return profiles
+    out: list[tuple[Profile, int]] = []
+    for i, pc in enumerate(profiles):
+        if i not in replace:
+            out.append(pc)
+        elif (new := replace[i]) is not None:
+            out.append(new)
     return out

@@ -41,8 +41,8 @@ from scipy import fft as sfft
 from .._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from ..errors import ConversionError, DomainError, RenyiNumericalWarning
 from ._fft import Composed, compose
-from ._grid import Discrete, discretise, discretise_lower, support_range
-from ._many import Bundle, Step, bundle, merge_gaussians
+from ._grid import Discrete, support_range
+from ._many import Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, merge_gaussians
 from ._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
@@ -342,10 +342,10 @@ def _discretise_all(profiles: list[tuple[Profile, int]], h: float, log_tail: flo
             u, l_ = hit[1], hit[2]
         elif hit is not None and hit[0] is p:
             # the pessimistic one is cached: build only the optimistic one
-            u, l_ = hit[1], discretise_lower(p, h, lo, hi, hit[1])
+            u, l_ = hit[1], discretise_lower_step(p, h, lo, hi, hit[1])
             _DISC[key] = (p, u, l_)
         else:
-            u, l_ = discretise(p, h, lo, hi, lower)
+            u, l_ = discretise_step(p, h, lo, hi, lower)
             while _DISC and size + u.log_mass.size > _DISC_BUDGET:
                 size -= _DISC.pop(next(iter(_DISC)))[1].log_mass.size
             if u.log_mass.size <= _DISC_BUDGET:
@@ -890,7 +890,8 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()
-            lo, hi = _solve_direction(prof, log_delta=math.log(d), below=max(lows, default=-math.inf))
+            # many near-identical subsampled Gaussians: buckets (see _many.bucket)
+            lo, hi = _solve_direction(bucket(prof), log_delta=math.log(d), below=max(lows, default=-math.inf))
             _remember((key, i), _LAST[-1:])
             _LAST.clear()
             lows.append(lo)
@@ -933,7 +934,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
-            lo, hi = _solve_direction(prof, eps=e, below=max(lows, default=-math.inf))
+            lo, hi = _solve_direction(bucket(prof), eps=e, below=max(lows, default=-math.inf))
             cached = _cached_delta((key, i), e)
             if cached is not None:
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])

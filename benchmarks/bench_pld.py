@@ -21,7 +21,8 @@ Tables (issue #17):
      certified bracket at both σ (a smaller σ is tighter, if it is valid).
   5. Memory: each case in a fresh process: RSS after the imports, peak RSS (ru_maxrss), and
      tracemalloc's peak of the computation (a second fresh process), including the mixed
-     pipeline of 200, 1000 and 10⁴ distinct mechanisms.
+     pipeline of 200, 1000 and 10⁴ distinct mechanisms (one neighbouring relation); then the
+     default route's peak in the same process. 5b: what each import adds to RSS.
   6. (--full) Tightness over the DP-SGD grid of issue #17 (q ∈ {0.001, 0.01, 0.05}, σ ∈ {0.6,
      0.8, 1, 1.5, 2, 3}, T ∈ {10², …, 10⁶}, δ ∈ {1e-5, 1e-10}): the bracket's width, flagged
      above 1 %, and the RDP route beside it. The true ε lies in the bracket, so a width ≤ 1 %
@@ -434,6 +435,21 @@ def _peak_mb() -> float:
     return max(raw / (2**20 if sys.platform == "darwin" else 1024), _rss_mb()[1])
 
 
+#: Table 5b: what each import adds to a fresh process, in the order renyi's accounting needs them.
+IMPORT_STEPS = ("numpy", "scipy.special", "scipy.fft", "renyi", "renyi.pld", "renyi.routes", "renyi.dpsgd",
+                "scipy.optimize")
+
+
+def import_costs() -> list[tuple[str, float, float, int]]:
+    """(module, RSS after importing it (MiB), seconds, modules loaded) for each of IMPORT_STEPS."""
+    out = [("(python + harness)", _rss_mb()[0], 0.0, len(sys.modules))]
+    for name in IMPORT_STEPS:
+        t0 = time.perf_counter()
+        importlib.import_module(name)
+        out.append((name, _rss_mb()[0], time.perf_counter() - t0, len(sys.modules)))
+    return out
+
+
 def tight_case(q: float, sigma: float, t: int, delta: float) -> dict[str, Any]:
     """One case of table 6: the PLD bracket (timed) and the RDP route's ε."""
     t0 = time.perf_counter()
@@ -577,6 +593,7 @@ def table_steps(b: Bench) -> None:
                             f"renyi time; peers limited to {b.peer_limit:g} s)")
         print(f"{'T':>9} {'renyi s':>8} {'[lower, upper]':>24} {'dpacc s':>8} {'dpacc ε':>9} "
               f"{'prv s':>7} {'prv ε':>9} {'×dpacc':>7} {'×prv':>6}")
+        limited = False
         for t in ts + big:
             ph = [(0.01, 1.0, t)]
             r = b.renyi(renyi_pld, ph, delta)
@@ -592,6 +609,7 @@ def table_steps(b: Bench) -> None:
                     peers[name] = b.peer(name, fn, ph, delta)
                     if peers[name].status == "timeout":
                         b.over[name] = t
+                limited = limited or peers[name] is SKIPPED or peers[name].status == "timeout"
             br = f"[{r.value[0]:.4f}, {r.value[1]:.4f}]" if r.ok else r.status
             if t in big:
                 rdp = b.renyi(renyi_rdp, ph, delta, repeat=1, fresh=False)
@@ -605,13 +623,13 @@ def table_steps(b: Bench) -> None:
             report_failures(b, key, f"T={t}", ("renyi", r), *peers.items())
         if delta < 1e-5 and not b.full and not b.quick:
             b.note(key, "PRV at T ≥ 10⁵ and δ = 1e-10 ('skip'): only with --full (over 2 minutes)")
-        if b.over:
+        if limited:
             b.note(key, f"'>' = over the {b.peer_limit:g} s limit (ratio: a lower bound); 'skip' = not run at this "
                         "or a larger T once over the limit at a larger δ or smaller T (--peer-limit S to wait longer)")
 
 
 def table_phases(b: Bench) -> None:
-    n = 5 if b.quick else 50
+    n = 3 if b.quick else 50
     ph = phases_of(n)
     rows = b.table("2", f"2. {n} heterogeneous phases (distinct q, σ, steps; {sum(t for *_, t in ph)} steps), δ=1e-5")
     r = b.renyi(renyi_pld, ph, 1e-5)
@@ -639,7 +657,7 @@ def table_training(b: Bench) -> None:
     rows.append(row_of(o))
 
 
-CALIBRATION_QUICK = [(1.0, 0.01, 10**3), (3.0, 0.01, 10**4)]
+CALIBRATION_QUICK = [(3.0, 0.01, 10**3)]
 CALIBRATION_DEFAULT = [(1.0, 0.01, 10**3), (3.0, 0.01, 10**3), (8.0, 0.01, 10**3), (1.0, 0.004, 10**4),
                        (3.0, 0.01, 10**4), (8.0, 0.004, 10**4), (3.0, 0.004, 10**5)]
 CALIBRATION_FULL = [(e, q, t) for t in (10**3, 10**4, 10**5) for q in (0.004, 0.01) for e in (1.0, 3.0, 8.0)]
@@ -685,8 +703,9 @@ def table_memory(b: Bench) -> None:
                         "peak RSS of the process, tracemalloc's peak of the computation)")
     print(f"   {'case':<40} {'time s':>7} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7} "
           f"{'+ default':>9}  {'PLD [lower, upper]':>22} {'default ε':>17} {'RDP ε':>9}")
-    traced_up_to = 1e9 if b.full else 20.0
+    traced_up_to = 1e9 if b.full else -1.0 if b.quick else 20.0
     over = False
+    default_imports: dict[tuple[str, ...], list[str]] = {}
     for name in names:
         if over and name.startswith("mixed"):
             print(f"   {name:<40} {'skip':>7}  (a smaller pipeline was over the limit)", flush=True)
@@ -708,15 +727,26 @@ def table_memory(b: Bench) -> None:
                 b.note("5", f"{name}: the PLD answer imported {v['heavy_imports']}")
             extra = sorted(set(v["heavy_imports_default_route"]) - set(v["heavy_imports"]))
             if extra:
-                b.note("5", f"{name}: the default route then imported {extra}")
+                default_imports.setdefault(tuple(extra), []).append(name)
         else:
             what = f"over the {b.renyi_limit:g} s limit" if o.status == "timeout" else o.message
             print(f"   {name:<40} {secs(o):>7}  ({what})", flush=True)
         rows.append({"case": name, "rss": row_of(o), "traced": row_of(tr)})
         report_failures(b, "5", name, ("renyi", o))
+    for mods, cases in default_imports.items():
+        b.note("5", f"the default route (after the PLD answer) imported {list(mods)} in {len(cases)} of "
+                    f"{len(names)} cases (see 5b for its cost)")
+    o = once(import_costs, limit=b.renyi_limit, quiet=b.quiet)
+    if o.ok:
+        steps = o.value
+        print("   5b. imports, one after the other in a fresh process: + MiB of RSS (s, modules loaded)")
+        print("      " + "; ".join(f"{n} +{rss - prev[1]:.1f} ({sec:.2f} s, {mods - prev[3]})"
+                                    for prev, (n, rss, sec, mods) in zip(steps, steps[1:])))
+        print(f"      start {steps[0][1]:.1f} MiB, total {steps[-1][1]:.1f} MiB", flush=True)
+        rows.append({"case": "import costs", "steps": steps})
     b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: of the process after "
                 "the PLD answer (epsilon_bounds); traced: tracemalloc's peak of that computation, in a second fresh "
-                f"process (skipped when the first took over {traced_up_to:g} s); + default: peak RSS after then asking "
+                f"process ({'skipped with --quick' if b.quick else f'skipped when the first took over {traced_up_to:g} s'}); + default: peak RSS after then asking "
                 "the default route (routes.best_epsilon: the minimum over routes) in the same process")
 
 

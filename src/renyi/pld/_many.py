@@ -45,7 +45,7 @@ exact bundle is covered by the product of the (1 + r_j), in place of the step's 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -224,6 +224,11 @@ def _fold_leaf(x: np.ndarray, n: int) -> tuple[np.ndarray, float]:
     return np.asarray(y, dtype=np.float64), _gamma(folds) * float(x.sum()) * (1 + 1e-9)
 
 
+#: Members are processed in chunks of about this many grid points (memory: a few arrays of
+#: this size at a time, whatever the number of members).
+_CHUNK = 2**16
+
+
 @dataclass(frozen=True, eq=False)
 class Bundle:
     """Many small discretised steps (each repeated ``count`` times), composed as one step.
@@ -231,13 +236,13 @@ class Bundle:
     Presents what the engine asks of a step (``h``, ``start``, ``inf_mass``, ``log_mgf``,
     ``log_mgf_many``, ``cumulants``, ``moments``, ``span``) from its members, exactly; its
     tilted masses are built by :meth:`tilted` (see the module docstring for the proof).
-    The members' log masses are stored end to end (``offsets`` marks where each starts).
+    ``members`` are the members' log masses (shared with the discretisation cache, not
+    copied); every pass over them goes chunk by chunk, so memory stays bounded.
     """
 
     h: float
-    log_mass: np.ndarray  # concatenated members' log masses
-    offsets: np.ndarray  # member j is log_mass[offsets[j]:offsets[j + 1]]
-    starts: np.ndarray  # member j's first grid index
+    members: tuple[np.ndarray, ...]  # member j's log masses, at grid indices starts[j] + i
+    starts: np.ndarray
     log_fin: float  # Σ log(1 − inf_mass_j): log P(every member's loss is finite)
 
     @cached_property
@@ -245,87 +250,114 @@ class Bundle:
         return int(self.starts.sum())
 
     @cached_property
+    def _sizes(self) -> np.ndarray:
+        return np.array([x.size for x in self.members], dtype=np.int64)
+
+    @cached_property
     def span(self) -> int:
         """Grid points of the composed support: Σ (points_j − 1) + 1."""
-        return int(self.log_mass.size - (self.offsets.size - 1)) + 1
+        return int(self._sizes.sum() - self._sizes.size) + 1
 
     @property
     def inf_mass(self) -> float:
         return -math.expm1(self.log_fin)
 
     @cached_property
-    def _seg(self) -> np.ndarray:
-        return np.repeat(np.arange(self.offsets.size - 1), np.diff(self.offsets))
+    def _bounds(self) -> list[tuple[int, int]]:
+        """Member ranges [j0, j1) of about _CHUNK points each."""
+        out, j0, acc = [], 0, 0
+        for j, size in enumerate(self._sizes.tolist()):
+            if acc and acc + size > _CHUNK:
+                out.append((j0, j))
+                j0, acc = j, 0
+            acc += size
+        out.append((j0, len(self.members)))
+        return out
 
-    @cached_property
-    def values(self) -> np.ndarray:
-        local = np.arange(self.log_mass.size) - self.offsets[:-1][self._seg]
-        return np.asarray((self.starts[self._seg] + local) * self.h, dtype=np.float64)
+    def _chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(log masses, values, member offsets, member of each point) chunk by chunk."""
+        for j0, j1 in self._bounds:
+            sizes = self._sizes[j0:j1]
+            lm = np.concatenate(self.members[j0:j1])
+            offs = np.concatenate([[0], np.cumsum(sizes)])
+            seg = np.repeat(np.arange(j1 - j0), sizes)
+            v = (self.starts[j0:j1][seg] + (np.arange(lm.size) - offs[:-1][seg])) * self.h
+            yield lm, v, offs, seg
 
-    def _seg_lse(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per member: log Σ e^w, and e^{w − max} (−∞ entries allowed; every member has a
-        finite one)."""
-        top = np.maximum.reduceat(w, self.offsets[:-1])
-        e = np.exp(w - top[self._seg])
-        return top + np.log(np.add.reduceat(e, self.offsets[:-1])), e
-
-    def _weights(self, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        with np.errstate(invalid="ignore", over="ignore"):
-            w = self.log_mass + lam * self.values
-        k, e = self._seg_lse(w)
-        return k, e
+    @staticmethod
+    def _lse(w: np.ndarray, offs: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per member: log Σ e^w, and e^{w − max} (every member has a finite entry)."""
+        top = np.maximum.reduceat(w, offs[:-1])
+        e = np.exp(w - top[seg])
+        return top + np.log(np.add.reduceat(e, offs[:-1])), e
 
     def log_mgf(self, lam: float) -> float:
         """Σ_j log E[e^{λZ_j}; Z_j < ∞] (exact sum over the members)."""
-        k, _ = self._weights(lam)
-        return float(k.sum())
+        return float(self.log_mgf_many(np.array([lam]))[0])
 
     def log_mgf_many(self, lams: np.ndarray) -> np.ndarray:
         lams = np.asarray(lams, dtype=np.float64)
-        return np.array([self.log_mgf(float(x)) for x in lams.reshape(-1)]).reshape(lams.shape)
+        flat = lams.reshape(-1)
+        out = np.zeros(flat.size)
+        for lm, v, offs, seg in self._chunks():
+            for i, lam in enumerate(flat.tolist()):
+                with np.errstate(invalid="ignore", over="ignore"):
+                    out[i] += float(self._lse(lm + lam * v, offs, seg)[0].sum())
+        return out.reshape(lams.shape)
 
     def cumulants(self, lam: float) -> tuple[float, float, float]:
         """(K(λ), K′(λ), K″(λ)) of the bundle: sums of the members' (independent steps)."""
-        with np.errstate(invalid="ignore", over="ignore"):
-            w = self.log_mass + lam * self.values
-        top = np.maximum.reduceat(w, self.offsets[:-1])
-        e = np.exp(w - top[self._seg])
-        tot = np.add.reduceat(e, self.offsets[:-1])
-        v = self.values
-        mean = np.add.reduceat(e * v, self.offsets[:-1]) / tot
-        var = np.add.reduceat(e * (v - mean[self._seg]) ** 2, self.offsets[:-1]) / tot
-        return float((top + np.log(tot)).sum()), float(mean.sum()), float(var.sum())
+        k = mean = var = 0.0
+        for lm, v, offs, seg in self._chunks():
+            with np.errstate(invalid="ignore", over="ignore"):
+                w = lm + lam * v
+            kj, e = self._lse(w, offs, seg)
+            tot = np.add.reduceat(e, offs[:-1])
+            m = np.add.reduceat(e * v, offs[:-1]) / tot
+            k += float(kj.sum())
+            mean += float(m.sum())
+            var += float((np.add.reduceat(e * (v - m[seg]) ** 2, offs[:-1]) / tot).sum())
+        return k, mean, var
 
     def moments(self, lam: float) -> tuple[float, float]:
         _, m, v = self.cumulants(lam)
         return m, v
 
-    def _leaf_trees(self, t: np.ndarray, n: int) -> list[tuple[np.ndarray, float]]:
-        return _leaf_trees_impl(t, self.offsets, n)
-
     def tilted(self, lam: float, n: int) -> tuple[np.ndarray, float, float, float]:
         """The bundle's tilted masses, folded modulo ``n``: (x̂, log-normaliser K, relative
         round-off r, ℓ₂ bound E on x̂ − X) — X the exact convolution of the members' computed
-        tilted masses, whose relative distance to the exact bundle is at most r."""
-        with np.errstate(invalid="ignore", over="ignore"):
-            w = self.log_mass + lam * self.values
-        k, _ = self._seg_lse(w)
-        x = w - k[self._seg]
-        t = np.exp(x)
-        fin = x[np.isfinite(x)]
-        # as the engine's _tilted, per member; the largest sizes over members bound each r_j
-        rel = 8 * _U * (1.0 + float(np.max(np.abs(k))) + (float(np.max(np.abs(fin))) if fin.size else 0.0)
-                        + abs(lam) * float(np.max(np.abs(self.values))))
-        members = self.offsets.size - 1
-        rel_all = math.expm1(members * math.log1p(rel))
-        nodes = self._leaf_trees(t, n)
-        while len(nodes) > 1:
-            nxt = [_combine(nodes[i], nodes[i + 1], n) for i in range(0, len(nodes) - 1, 2)]
-            if len(nodes) % 2:
-                nxt.append(nodes[-1])
-            nodes = nxt
-        xr, er = nodes[0]
-        return xr, float(k.sum()), rel_all, er
+        tilted masses, whose relative distance to the exact bundle is at most r.
+
+        Chunk by chunk: each chunk's members are tilted and reduced by batched trees, and the
+        chunk roots go on a binary-counter stack (two roots of the same level are combined),
+        so that at most one chunk and O(log members) partial results are held at a time.
+        """
+        stack: list[tuple[int, tuple[np.ndarray, float]]] = []
+        k_all = 0.0
+        rel_max = 0.0
+        for lm, v, offs, seg in self._chunks():
+            with np.errstate(invalid="ignore", over="ignore"):
+                w = lm + lam * v
+            k, _ = self._lse(w, offs, seg)
+            x = w - k[seg]
+            t = np.exp(x)
+            fin = x[np.isfinite(x)]
+            # as the engine's _tilted, per member; the largest sizes over members bound each r_j
+            rel = 8 * _U * (1.0 + float(np.max(np.abs(k))) + (float(np.max(np.abs(fin))) if fin.size else 0.0)
+                            + abs(lam) * float(np.max(np.abs(v))))
+            rel_max = max(rel_max, rel)
+            k_all += float(k.sum())
+            for node in _leaf_trees_impl(t, offs, n):
+                level = 0
+                while stack and stack[-1][0] == level:
+                    node = _combine(stack.pop()[1], node, n)
+                    level += 1
+                stack.append((level, node))
+        node = stack.pop()[1]
+        while stack:
+            node = _combine(stack.pop()[1], node, n)
+        rel_all = math.expm1(len(self.members) * math.log1p(rel_max))
+        return node[0], k_all, rel_all, node[1]
 
 
 #: A step as the engine composes it: one discretised pair, or a bundle of many.
@@ -367,16 +399,16 @@ def bundle(ds: Sequence[tuple[Step, int]]) -> list[tuple[Step, int]]:
     if len(small) < MIN_BUNDLE:
         return list(ds)
     keep = set(small)
-    lms, starts = [], []
+    lms: list[np.ndarray] = []
+    starts: list[int] = []
     log_fin = 0.0
     for i in small:
         d, c = ds[i]
+        assert isinstance(d, Discrete)
         lms.extend([d.log_mass] * c)
         starts.extend([d.start] * c)
         log_fin += c * math.log1p(-d.inf_mass)
-    sizes = np.array([x.size for x in lms])
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    b = Bundle(ds[0][0].h, np.concatenate(lms), offsets, np.array(starts, dtype=np.int64), log_fin)
+    b = Bundle(ds[0][0].h, tuple(lms), np.array(starts, dtype=np.int64), log_fin)
     out: list[tuple[Step, int]] = [(d, c) for i, (d, c) in enumerate(ds) if i not in keep]
     out.append((b, 1))
     return out
@@ -506,9 +538,10 @@ def bucket(profiles: list[tuple[Profile, int]]) -> list[tuple[Profile, int]]:
 #: Fewest distinct steps (after merging and bucketing) for which the cost cap applies.
 MANY_STEPS = 256
 #: The cost cap: the discretisations of all distinct steps of one question hold together at
-#: most about this many grid points (memory and time grow with it; 2²¹ points ≈ 50 MB of
-#: discretised steps and, with the window's transforms, a peak well under 200 MB).
-POINT_BUDGET = 2**21
+#: most about this many grid points. Memory and time grow with it: at 2²⁰, 10⁴ distinct
+#: mechanisms (benchmarks/bench_pld.py, table 5) take about 17 s with a peak RSS under
+#: 200 MB, imports included.
+POINT_BUDGET = 2**20
 
 
 def h_floor(profiles: Sequence[tuple[Profile, int]], log_tail: float) -> float:

@@ -528,7 +528,7 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         commit = None
     try:
-        load = list(os.getloadavg())
+        load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": commit, "loadavg": load,
@@ -798,10 +798,12 @@ def table_tightness(b: Bench, grid: tuple[list[float], list[float], list[int]] |
     summary = {"cases": n, "widest_percent": 100 * worst, "widest_case": worst_case,
                "wider_than_1_percent": wide, "pld_upper_above_rdp": above, "failed": failed, "warned": warned}
     b.results["tables"]["6"]["summary"] = summary
-    print(f"   summary: {n} cases; widest bracket {100 * worst:.3f} % at {worst_case}; wider than 1 %: "
-          f"{len(wide)} {wide or ''}; PLD upper above the RDP ε: {len(above)} {above or ''}; "
-          f"failed or over the limit: {len(failed)} {failed or ''}; with a renyi warning (fallback): "
-          f"{len(warned)} {warned or ''}", flush=True)
+    def listed(cases: list[tuple[float, float, int, float]]) -> str:
+        return f"{len(cases)} {cases}" if cases else "0"
+
+    print(f"   summary: {n} cases (q, σ, T, δ); widest bracket {100 * worst:.3f} % at {worst_case}; wider than 1 %: "
+          f"{listed(wide)}; PLD upper above the RDP ε: {listed(above)}; failed or over the limit: "
+          f"{listed(failed)}; with a renyi warning (fallback): {listed(warned)}", flush=True)
 
 
 TABLES: dict[str, Callable[[Bench], None]] = {
@@ -848,10 +850,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         b.close()
         b.results["meta"]["wall_s"] = time.perf_counter() - t0
+        b.results["meta"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(b.results, indent=1, default=str) + "\n")
-    print(f"\nwall time {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"\nwall time {time.perf_counter() - t0:.0f} s; load average at the end {b.results['meta'].get('loadavg_end')}",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -285,6 +285,29 @@ def test_ledger_show_and_export(tmp_path):
     assert len(csv_out.read_text().splitlines()) == 3
 
 
+@pytest.mark.skipif(not HAS_ACCOUNTANT, reason="renyi.accountant has not landed yet")
+def test_ledger_show_long_ledger_prints_plain_rows(tmp_path, monkeypatch):
+    """A long ledger is shown as plain aligned lines (a rich table of 10⁵ rows took minutes):
+    one header line, one line per spend, the same totals line."""
+    from renyi.accountant import Accountant
+    from renyi.cli import ledger as cli_ledger
+    from renyi.mechanisms import Gaussian
+
+    path = tmp_path / "spend.db"
+    with Accountant(ledger=str(path)) as acc:
+        for i in range(5):
+            acc.spend(Gaussian(10.0 + i), label=f"g{i}")
+    monkeypatch.setattr(cli_ledger, "_PLAIN_ABOVE", 3)
+    res = run("ledger", "show", str(path))
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    head = [i for i, ln in enumerate(lines) if ln.strip().startswith("id") and "time (UTC)" in ln]
+    assert len(head) == 1
+    rows = lines[head[0] + 1:head[0] + 6]
+    assert [r.split()[0] for r in rows] == ["1", "2", "3", "4", "5"] and all("Gaussian" in r for r in rows)
+    assert "┃" not in res.stdout and any(ln.startswith("total: 5 spends") for ln in lines)
+
+
 def test_ledger_missing_file_exit_2(tmp_path):
     """Showing a ledger that does not exist does not create it."""
     path = tmp_path / "none.db"

@@ -172,17 +172,12 @@ def show(
                     t.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
                 return t
 
-            t, n = table(True), 0
-            for r in led.iter_rows(0):
-                t.add_row(str(r.id), _when(r.time), escape(r.label or ""), f"{r.count:,}",
-                          escape(r.mechanism or str(r.guarantee.get("type", ""))),
-                          "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
-                n += 1
-                if n % _CHUNK == 0:
-                    c.print(t)
-                    t = table(False)
-            if n % _CHUNK or n == 0:
-                c.print(t)
+            if int(totals["records"]) > _PLAIN_ABOVE:
+                # Long ledgers: plain aligned lines (rich lays out every table cell by cell,
+                # minutes for 10⁵ rows); same columns, widths from the headers
+                _plain_rows(c, led, columns)
+            else:
+                _rich_rows(c, led, table, escape)
             words = {"add_remove": "add/remove", "replace_one": "replace-one"}.get(totals["neighbouring"], "?")
             line = f"total: {totals['records']} spends, {totals['runs']:,} runs, {words} neighbours"
             if "rho" in totals:
@@ -193,6 +188,50 @@ def show(
             if "within_budget" in totals:
                 state = "within budget" if totals["within_budget"] else "OVER BUDGET"
                 c.print(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}", markup=False)
+
+
+#: Ledgers longer than this are shown as plain aligned lines rather than a rich table.
+_PLAIN_ABOVE = 2000
+
+
+def _row_cells(r: Any) -> tuple[str, ...]:
+    return (str(r.id), _when(r.time), r.label or "", f"{r.count:,}",
+            r.mechanism or str(r.guarantee.get("type", "")),
+            "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
+
+
+def _rich_rows(c: Any, led: Any, table: Any, escape: Any) -> None:
+    t, n = table(True), 0
+    for r in led.iter_rows(0):
+        t.add_row(*(escape(x) for x in _row_cells(r)))
+        n += 1
+        if n % _CHUNK == 0:
+            c.print(t)
+            t = table(False)
+    if n % _CHUNK or n == 0:
+        c.print(t)
+
+
+def _plain_rows(c: Any, led: Any, columns: Any) -> None:
+    widths = [max(w, len(col)) for col, _, w in columns]
+
+    def line(cells: Any) -> str:
+        out = []
+        for (_, just, _), w, cell in zip(columns, widths, cells):
+            out.append(cell.rjust(w) if just == "right" else cell.ljust(w))
+        return "  ".join(out).rstrip()
+
+    write = c.file.write
+    write(line([col for col, _, _ in columns]) + "\n")
+    buf = []
+    for r in led.iter_rows(0):
+        buf.append(line(_row_cells(r)))
+        if len(buf) >= 1000:
+            write("\n".join(buf) + "\n")
+            buf = []
+    if buf:
+        write("\n".join(buf) + "\n")
+    c.file.flush()
 
 
 @app.command()

@@ -53,10 +53,10 @@ import numpy as np
 from scipy import fft as sfft
 
 from ..plrv import GaussianPrivacyLoss
-from ._grid import Discrete, discretise, discretise_lower
+from ._grid import Discrete, discretise, discretise_lower, support_range
 from ._profiles import LossProfile, PoissonProfile, Profile
 
-__all__ = ["merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
+__all__ = ["h_floor", "POINT_BUDGET", "MANY_STEPS", "merge_gaussians", "Bundle", "Step", "bundle", "MIN_BUNDLE", "Bucket", "bucket", "discretise_step",
            "discretise_lower_step"]
 
 _U = 2.0**-53
@@ -153,8 +153,9 @@ def _combine(a: tuple[np.ndarray, float], b: tuple[np.ndarray, float], n: int) -
     xa, ea = a
     xb, eb = b
     la, lb = xa.size, xb.size
-    sa = float(xa.sum()) * (1 + _gamma(la)) + la * ea  # ≥ ‖A‖₁ of the exact part
-    sb = float(xb.sum()) * (1 + _gamma(lb)) + lb * eb
+    # ≥ ‖A‖₁ of the exact part (‖e‖₁ ≤ √len·‖e‖₂)
+    sa = float(xa.sum()) * (1 + _gamma(la)) + math.sqrt(la) * ea
+    sb = float(xb.sum()) * (1 + _gamma(lb)) + math.sqrt(lb) * eb
     prop = ea * sb + sa * eb + ea * eb * math.sqrt(min(la, lb))
     if la + lb - 1 <= n and min(la, lb) <= _DIRECT:
         y = np.convolve(xa, xb)
@@ -171,6 +172,45 @@ def _combine(a: tuple[np.ndarray, float], b: tuple[np.ndarray, float], n: int) -
         y, rnd = _fft_conv(xa, xb, n)
     # 1 + 1e-9: the rounding of the bound's own arithmetic
     return np.maximum(y, 0.0), (prop + rnd) * (1.0 + 1e-9)
+
+
+def _batched_tree(mat: np.ndarray, n: int) -> list[tuple[np.ndarray, float]]:
+    """The tree over the rows of ``mat`` (leaves padded with zeros to one length), one level
+    at a time with batched transforms: the same products and bounds as :func:`_combine` (FFT
+    branch), row by row. Returns the root and the rows left over at odd levels."""
+    err = np.zeros(mat.shape[0])
+    rest: list[tuple[np.ndarray, float]] = []
+    while mat.shape[0] > 1:
+        if mat.shape[0] % 2:
+            rest.append((mat[-1].copy(), float(err[-1])))
+            mat, err = mat[:-1], err[:-1]
+        a, b = mat[0::2], mat[1::2]
+        ea, eb = err[0::2], err[1::2]
+        size_l = mat.shape[1]
+        if 2 * size_l - 1 <= n:
+            size, out = int(sfft.next_fast_len(2 * size_l - 1, real=True)), 2 * size_l - 1
+        else:  # rows at most n long: circular modulo n (the fold of the linear product)
+            size, out = n, n
+        fa = sfft.rfft(a, size, axis=1)
+        fb = sfft.rfft(b, size, axis=1)
+        prod = fa * fb
+        y = sfft.irfft(prod, size, axis=1)[:, :out]
+        g = 1 + _gamma(size_l + 2)
+        l2a = np.sqrt(np.einsum("ij,ij->i", a, a)) * g
+        l2b = np.sqrt(np.einsum("ij,ij->i", b, b)) * g
+        l1a = a.sum(axis=1) * g
+        l1b = b.sum(axis=1) * g
+        eta = _C_FFT * _U * math.log2(max(size, 2))
+        root = math.sqrt(size)
+        da, db = eta * root * l2a, eta * root * l2b
+        pv = prod.view(np.float64)
+        n_prod = np.sqrt(2.0 * np.einsum("ij,ij->i", pv, pv)) * (1 + _gamma(pv.shape[1] + 2))
+        rnd = (da * (l1b + db) + l1a * db + (eta + 5 * _U) * n_prod) / root
+        sq = math.sqrt(size_l)
+        prop = ea * (l1b + sq * eb) + (l1a + sq * ea) * eb + ea * eb * sq
+        err = (prop + rnd) * (1.0 + 1e-9)
+        mat = np.maximum(y, 0.0)
+    return [(mat[0], float(err[0]))] + rest
 
 
 def _fold_leaf(x: np.ndarray, n: int) -> tuple[np.ndarray, float]:
@@ -260,6 +300,9 @@ class Bundle:
         _, m, v = self.cumulants(lam)
         return m, v
 
+    def _leaf_trees(self, t: np.ndarray, n: int) -> list[tuple[np.ndarray, float]]:
+        return _leaf_trees_impl(t, self.offsets, n)
+
     def tilted(self, lam: float, n: int) -> tuple[np.ndarray, float, float, float]:
         """The bundle's tilted masses, folded modulo ``n``: (x̂, log-normaliser K, relative
         round-off r, ℓ₂ bound E on x̂ − X) — X the exact convolution of the members' computed
@@ -275,7 +318,7 @@ class Bundle:
                         + abs(lam) * float(np.max(np.abs(self.values))))
         members = self.offsets.size - 1
         rel_all = math.expm1(members * math.log1p(rel))
-        nodes = [_fold_leaf(t[a:b], n) for a, b in zip(self.offsets[:-1].tolist(), self.offsets[1:].tolist())]
+        nodes = self._leaf_trees(t, n)
         while len(nodes) > 1:
             nxt = [_combine(nodes[i], nodes[i + 1], n) for i in range(0, len(nodes) - 1, 2)]
             if len(nodes) % 2:
@@ -287,6 +330,30 @@ class Bundle:
 
 #: A step as the engine composes it: one discretised pair, or a bundle of many.
 Step = Discrete | Bundle
+
+
+def _leaf_trees_impl(t: np.ndarray, offsets: np.ndarray, n: int) -> list[tuple[np.ndarray, float]]:
+    """Trees over the members, batched per class of lengths (padded to the next power of
+    two, so that padding at most doubles the work); members longer than n are folded."""
+    sizes = np.diff(offsets)
+    nodes: list[tuple[np.ndarray, float]] = []
+    long_ = np.nonzero(sizes > n)[0]
+    for j in long_.tolist():
+        nodes.append(_fold_leaf(t[offsets[j]:offsets[j + 1]], n))
+    short = np.nonzero(sizes <= n)[0]
+    if not short.size:
+        return nodes
+    cls = np.ceil(np.log2(np.maximum(sizes[short], 1))).astype(np.int64)
+    for c in np.unique(cls).tolist():
+        sel = short[cls == c]
+        sz = sizes[sel]
+        width = min(int(sz.max()), n)
+        mat = np.zeros((sel.size, width))
+        rows = np.repeat(np.arange(sel.size), sz)
+        cols = np.arange(int(sz.sum())) - np.repeat(np.cumsum(sz) - sz, sz)
+        mat[rows, cols] = t[np.repeat(offsets[sel], sz) + cols]
+        nodes.extend(_batched_tree(mat, n))
+    return nodes
 
 
 def _bundleable(d: Discrete, c: int) -> bool:
@@ -431,3 +498,34 @@ def bucket(profiles: list[tuple[Profile, int]]) -> list[tuple[Profile, int]]:
         elif (new := replace[i]) is not None:
             out.append(new)
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the cost cap of a huge composition
+# ----------------------------------------------------------------------------------------------
+#: Fewest distinct steps (after merging and bucketing) for which the cost cap applies.
+MANY_STEPS = 256
+#: The cost cap: the discretisations of all distinct steps of one question hold together at
+#: most about this many grid points (memory and time grow with it; 2²¹ points ≈ 50 MB of
+#: discretised steps and, with the window's transforms, a peak well under 200 MB).
+POINT_BUDGET = 2**21
+
+
+def h_floor(profiles: Sequence[tuple[Profile, int]], log_tail: float) -> float:
+    """The narrowest grid a composition of many distinct steps may use (0 for fewer than
+    :data:`MANY_STEPS` of them: no cap).
+
+    Every distinct step is discretised on its own support, so the points of one grid sum the
+    steps' spans over h: capping that sum at :data:`POINT_BUDGET` caps the cost. A coarser
+    grid is as valid as a finer one (both discretisations are certified at any h); it only
+    widens the bracket, which the answer shows. This is the one place where a huge composition
+    trades the bracket target for a bounded cost.
+    """
+    if len(profiles) < MANY_STEPS:
+        return 0.0
+    fine = 1e-6
+    total = 0.0
+    for p, _ in profiles:
+        lo, hi = support_range(p, fine, log_tail)
+        total += (hi - lo) * fine
+    return total / POINT_BUDGET

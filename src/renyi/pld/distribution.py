@@ -42,7 +42,7 @@ from .._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from ..errors import ConversionError, DomainError, RenyiNumericalWarning
 from ._fft import Composed, compose
 from ._grid import Discrete, support_range
-from ._many import Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, merge_gaussians
+from ._many import Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, h_floor, merge_gaussians
 from ._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
@@ -481,7 +481,8 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     scale = max(abs(e_est), sd, 1e-12)
     h_err = math.sqrt(_H_ERR * scale / (total * (lam + 1.0)))
     h = min(h, h_err, _feature_h(profiles, log_tail))
-    h = max(h, 2.0 * _WINDOW_SIGMAS * sd / MAX_FFT)
+    h_cap = h_floor(profiles, log_tail)  # the cost cap of a huge composition (see _many)
+    h = max(h, 2.0 * _WINDOW_SIGMAS * sd / MAX_FFT, h_cap)
     # half-powers of two, so that later questions (more steps, another δ) reuse
     # discretisations, while the grid still lands within √2 of the width it needs
     h = _round_h(h)
@@ -540,6 +541,8 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             h_next = _round_h(h / math.sqrt(2.0))
             if 2.0 * _WINDOW_SIGMAS * sd / h_next > MAX_FFT:
                 break
+        if h_next < h_cap:
+            break
         h = h_next
     if best is None:
         if below > -math.inf:

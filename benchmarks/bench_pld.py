@@ -528,7 +528,7 @@ def meta(args: argparse.Namespace) -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         commit = None
     try:
-        load = list(os.getloadavg())
+        load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": commit, "loadavg": load,
@@ -563,6 +563,16 @@ def ratio(peer: Outcome, ours: Outcome) -> str:
     return "n/a"
 
 
+def peer_eps(peer: Outcome, ours: Outcome) -> str:
+    """A peer's ε, marked '!' when it is below renyi's certified lower bound (so provably below
+    the true ε of the composition: an invalid privacy claim)."""
+    if peer.status != "ok":
+        return "—"
+    lower = (ours.value["lower"] if isinstance(ours.value, dict) else ours.value[0]) if ours.ok else None
+    below = lower is not None and peer.value < lower
+    return f"{peer.value:.4f}{'!' if below else ''}"
+
+
 def row_of(o: Outcome) -> dict[str, Any]:
     """An outcome as JSON: status, seconds (the limit when timed out), value, message."""
     d = asdict(o)
@@ -590,7 +600,8 @@ def table_steps(b: Bench) -> None:
     for block, delta in enumerate((1e-5,) if b.quick else (1e-5, 1e-10)):
         key = f"1{'ab'[block]}"
         rows = b.table(key, f"1{'ab'[block]}. DP-SGD q=0.01 σ=1.0 δ={delta:g} (seconds; ×peer = peer time ÷ "
-                            f"renyi time; peers limited to {b.peer_limit:g} s)")
+                            f"renyi time; peers limited to {b.peer_limit:g} s; '!' = a peer ε below renyi's "
+                            "certified lower end, i.e. below the true ε)")
         print(f"{'T':>9} {'renyi s':>8} {'[lower, upper]':>24} {'dpacc s':>8} {'dpacc ε':>9} "
               f"{'prv s':>7} {'prv ε':>9} {'×dpacc':>7} {'×prv':>6}")
         limited = False
@@ -616,8 +627,8 @@ def table_steps(b: Bench) -> None:
                 print(f"{t:>9.0e} {secs(r):>8} {br:>24}   renyi alone; RDP route ε {val(rdp)}", flush=True)
                 peers["rdp"] = rdp
             else:
-                print(f"{t:>9} {secs(r):>8} {br:>24} {secs(peers['dpacc']):>8} {val(peers['dpacc']):>9} "
-                      f"{secs(peers['prv']):>7} {val(peers['prv']):>9} {ratio(peers['dpacc'], r):>7} "
+                print(f"{t:>9} {secs(r):>8} {br:>24} {secs(peers['dpacc']):>8} {peer_eps(peers['dpacc'], r):>9} "
+                      f"{secs(peers['prv']):>7} {peer_eps(peers['prv'], r):>9} {ratio(peers['dpacc'], r):>7} "
                       f"{ratio(peers['prv'], r):>6}", flush=True)
             rows.append({"T": t, "delta": delta, "renyi": row_of(r), **{k: row_of(v) for k, v in peers.items()}})
             report_failures(b, key, f"T={t}", ("renyi", r), *peers.items())
@@ -636,8 +647,8 @@ def table_phases(b: Bench) -> None:
     d = b.peer("dpacc", dpacc_pld, ph, 1e-5)
     p = b.peer("prv", prv, ph, 1e-5)
     br = f"[{r.value[0]:.4f}, {r.value[1]:.4f}]" if r.ok else r.status
-    print(f"   renyi {secs(r)} s {br}   dp-accounting {secs(d)} s ε={val(d)} (×{ratio(d, r)})   "
-          f"prv {secs(p)} s ε={val(p)} (×{ratio(p, r)})", flush=True)
+    print(f"   renyi {secs(r)} s {br}   dp-accounting {secs(d)} s ε={peer_eps(d, r)} (×{ratio(d, r)})   "
+          f"prv {secs(p)} s ε={peer_eps(p, r)} (×{ratio(p, r)})", flush=True)
     rows.append({"phases": n, "delta": 1e-5, "renyi": row_of(r), "dpacc": row_of(d), "prv": row_of(p)})
     report_failures(b, "2", f"{n} phases", ("renyi", r), ("dpacc", d), ("prv", p))
 
@@ -756,12 +767,16 @@ TIGHT_FULL = ([0.001, 0.01, 0.05], [0.6, 0.8, 1.0, 1.5, 2.0, 3.0], [100, 10**3, 
 
 def table_tightness(b: Bench, grid: tuple[list[float], list[float], list[int]] | None = None) -> None:
     qs, sig, ts = grid or (TIGHT_QUICK if b.quick else TIGHT_FULL)
-    rows = b.table("6", "6. tightness: width = (upper − lower)/upper; rdp/upper = RDP route ε ÷ PLD upper")
-    print(f"{'q':>6} {'σ':>4} {'T':>8} {'δ':>6} {'lower':>11} {'upper':>11} {'width %':>8} {'rdp/upper':>9} {'s':>6}")
+    rows = b.table("6", "6. tightness: width = (upper − lower)/upper; rdp/upper = RDP route ε ÷ PLD upper; at δ = 1e-10 "
+                        "and T ≥ 10⁵ also dp-accounting's PLD ε ('!' = below renyi's certified lower end)")
+    print(f"{'q':>6} {'σ':>4} {'T':>8} {'δ':>6} {'lower':>11} {'upper':>11} {'width %':>8} {'rdp/upper':>9} {'s':>6} "
+          f"{'dpacc ε':>11}")
     wide: list[tuple[float, float, int, float]] = []
     above: list[tuple[float, float, int, float]] = []
     failed: list[tuple[float, float, int, float]] = []
     warned: list[tuple[float, float, int, float]] = []
+    peer_below: list[tuple[float, float, int, float]] = []
+    peer_asked = 0
     worst, worst_case = 0.0, None
     for q in qs:
         for s in sig:
@@ -769,7 +784,10 @@ def table_tightness(b: Bench, grid: tuple[list[float], list[float], list[int]] |
                 for d in (1e-5, 1e-10):
                     case = (q, s, t, d)
                     o = b.renyi(tight_case, q, s, t, d, repeat=1)
-                    rows.append({"q": q, "sigma": s, "T": t, "delta": d, **row_of(o)})
+                    # dp-accounting's one-shot FFT loses validity at tiny δ and many steps (issue #17)
+                    pe = (b.peer("dpacc", dpacc_pld, [(q, s, t)], d) if d <= 1e-10 and t >= 10**5
+                          else Outcome("skip"))
+                    rows.append({"q": q, "sigma": s, "T": t, "delta": d, **row_of(o), "dpacc": row_of(pe)})
                     if not o.ok:
                         failed.append(case)
                         print(f"{q:>6} {s:>4} {t:>8} {d:>6.0e}  {o.status}: {o.message or f'> {o.seconds:g} s'}",
@@ -790,18 +808,28 @@ def table_tightness(b: Bench, grid: tuple[list[float], list[float], list[int]] |
                     if o.notes:
                         warned.append(case)
                         flags.append("; ".join(o.notes)[:100])
+                    if pe.status != "skip":
+                        peer_asked += 1
+                        if pe.ok and pe.value < lo:
+                            peer_below.append(case)
+                    pcol = peer_eps(pe, o) if pe.ok else secs(pe) if pe.status != "skip" else ""
                     flag = f"  <-- {'; '.join(flags)}" if flags else ""
                     print(f"{q:>6} {s:>4} {t:>8} {d:>6.0e} {lo:>11.5f} {hi:>11.5f} "
-                          f"{100 * w:>8.3f} {rdp / hi if hi > 0 else math.inf:>9.4f} {v['pld_s']:>6.2f}{flag}",
-                          flush=True)
+                          f"{100 * w:>8.3f} {rdp / hi if hi > 0 else math.inf:>9.4f} {v['pld_s']:>6.2f} "
+                          f"{pcol:>11}{flag}", flush=True)
     n = len(rows)
     summary = {"cases": n, "widest_percent": 100 * worst, "widest_case": worst_case,
-               "wider_than_1_percent": wide, "pld_upper_above_rdp": above, "failed": failed, "warned": warned}
+               "wider_than_1_percent": wide, "pld_upper_above_rdp": above, "failed": failed, "warned": warned,
+               "dpacc_asked": peer_asked, "dpacc_below_renyi_lower": peer_below}
     b.results["tables"]["6"]["summary"] = summary
-    print(f"   summary: {n} cases; widest bracket {100 * worst:.3f} % at {worst_case}; wider than 1 %: "
-          f"{len(wide)} {wide or ''}; PLD upper above the RDP ε: {len(above)} {above or ''}; "
-          f"failed or over the limit: {len(failed)} {failed or ''}; with a renyi warning (fallback): "
-          f"{len(warned)} {warned or ''}", flush=True)
+
+    def listed(cases: list[tuple[float, float, int, float]]) -> str:
+        return f"{len(cases)} {cases}" if cases else "0"
+
+    print(f"   summary: {n} cases (q, σ, T, δ); widest bracket {100 * worst:.3f} % at {worst_case}; wider than 1 %: "
+          f"{listed(wide)}; PLD upper above the RDP ε: {listed(above)}; failed or over the limit: "
+          f"{listed(failed)}; with a renyi warning (fallback): {listed(warned)}; dp-accounting's ε below renyi's "
+          f"certified lower end: {listed(peer_below)} of {peer_asked} asked", flush=True)
 
 
 TABLES: dict[str, Callable[[Bench], None]] = {
@@ -848,10 +876,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         b.close()
         b.results["meta"]["wall_s"] = time.perf_counter() - t0
+        b.results["meta"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
         if args.json is not None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(b.results, indent=1, default=str) + "\n")
-    print(f"\nwall time {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"\nwall time {time.perf_counter() - t0:.0f} s; load average at the end {b.results['meta'].get('loadavg_end')}",
+          flush=True)
 
 
 if __name__ == "__main__":

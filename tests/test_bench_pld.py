@@ -62,3 +62,16 @@ def test_worker_limits_errors_and_missing_peers(bench) -> None:  # type: ignore[
     ours = bench.Outcome("ok", seconds=0.25)
     assert bench.ratio(bench.Outcome("timeout", seconds=100.0), ours) == ">400"
     assert bench.ratio(bench.Outcome("ok", seconds=1.0), ours) == "4.0"
+
+
+@pytest.mark.slow
+def test_quick_tables_write_json(bench, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    out = tmp_path / "bench.json"
+    bench.main(["--quick", "--tables", "3,6", "--json", str(out)])
+    res = json.loads(out.read_text())
+    assert set(res["tables"]) == {"3", "6"} and res["meta"]["options"]["quick"] is True
+    summary = res["tables"]["6"]["summary"]
+    assert summary["cases"] == len(res["tables"]["6"]["rows"]) > 0
+    assert summary["failed"] == [] and summary["pld_upper_above_rdp"] == []

@@ -757,7 +757,7 @@ def table_memory(b: Bench) -> None:
         rows.append({"case": "import costs", "steps": steps})
     b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: of the process after "
                 "the PLD answer (epsilon_bounds); traced: tracemalloc's peak of that computation, in a second fresh "
-                f"process ({'skipped with --quick' if b.quick else f'skipped when the first took over {traced_up_to:g} s'}); + default: peak RSS after then asking "
+                f"process ({'skipped with --quick' if b.quick else 'always with --full' if b.full else f'skipped when the first took over {traced_up_to:g} s'}); + default: peak RSS after then asking "
                 "the default route (routes.best_epsilon: the minimum over routes) in the same process")
 
 

@@ -410,21 +410,29 @@ def memory_case(name: str, traced: bool) -> dict[str, Any]:
         tracemalloc.stop()
     peak = _peak_mb()
     heavy = [m for m in HEAVY if m in sys.modules]
-    # Then the question as a user asks it: the default route (the minimum over the routes, so
-    # also the RDP route and its imports), whose PLD answer is cached by now.
+    return {"case": name, "rss_start_mb": rss_start, "rss_import_mb": rss_import, "peak_rss_mb": peak,
+            "traced_peak_mb": traced_peak, "seconds": seconds, "lower": lo, "upper": hi,
+            "heavy_imports": heavy, "modules": len(sys.modules)}
+
+
+def default_route_case(name: str) -> dict[str, Any]:
+    """Table 5, for a fresh process: the question as a user asks it, the default route (the
+    minimum over the routes, so also the RDP route and its imports): its time and peak RSS;
+    then (after the peak was read) the RDP route's ε alone."""
+    what, arg, delta = MEMORY_CASES[name]
     from renyi import routes
 
+    items = (dpsgd_items(arg) if what == "dpsgd" else dpsgd_items(phases_of(arg)) if what == "phases"
+             else mixed_pipeline(arg))
     t1 = time.perf_counter()
     best = routes.best_epsilon(items, delta)
     default_s = time.perf_counter() - t1
     peak_default = _peak_mb()
-    rdp = float(routes.best_epsilon(items, delta, "rdp").value)  # after the peaks were read
-    return {"case": name, "rss_start_mb": rss_start, "rss_import_mb": rss_import, "peak_rss_mb": peak,
-            "traced_peak_mb": traced_peak, "seconds": seconds, "lower": lo, "upper": hi,
-            "peak_rss_default_route_mb": peak_default, "default_route_s": default_s,
+    heavy = [m for m in HEAVY if m in sys.modules]
+    rdp = float(routes.best_epsilon(items, delta, "rdp").value)
+    return {"peak_rss_default_route_mb": peak_default, "default_route_s": default_s,
             "default_epsilon": float(best.value), "default_method": best.method, "rdp": rdp,
-            "heavy_imports": heavy, "heavy_imports_default_route": [m for m in HEAVY if m in sys.modules],
-            "modules": len(sys.modules)}
+            "heavy_imports_default_route": heavy}
 
 
 def _peak_mb() -> float:
@@ -712,8 +720,8 @@ def table_memory(b: Bench) -> None:
         names = [n for n in MEMORY_CASES if "T=10⁶ δ=1e-5" in n or " 50 mech" in n]
     rows = b.table("5", "5. memory: each case in a fresh process (MiB; RSS after `import renyi, renyi.pld`, "
                         "peak RSS of the process, tracemalloc's peak of the computation)")
-    print(f"   {'case':<40} {'time s':>7} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7} "
-          f"{'+ default':>9}  {'PLD [lower, upper]':>22} {'default ε':>17} {'RDP ε':>9}")
+    print(f"   {'case':<40} {'time s':>7} {'RSS start':>9} {'RSS import':>10} {'peak RSS':>9} {'traced':>7}  "
+          f"{'PLD [lower, upper]':>22} {'default s':>9} {'peak RSS':>9} {'default ε':>17} {'RDP ε':>9}")
     traced_up_to = 1e9 if b.full else -1.0 if b.quick else 20.0
     over = False
     default_imports: dict[tuple[str, ...], list[str]] = {}
@@ -724,28 +732,33 @@ def table_memory(b: Bench) -> None:
             continue
         o = once(memory_case, name, False, limit=b.renyi_limit, quiet=b.quiet)
         over = over or (o.status == "timeout" and name.startswith("mixed"))
+        dr = once(default_route_case, name, limit=b.renyi_limit, quiet=b.quiet) if o.ok else Outcome("skip")
         tr = (once(memory_case, name, True, limit=b.renyi_limit, quiet=b.quiet)
               if o.ok and o.value["seconds"] <= traced_up_to else Outcome("skip"))
         if o.ok:
             v = o.value
             traced = f"{tr.value['traced_peak_mb']:.1f}" if tr.ok else tr.status
             br = f"[{v['lower']:.4f}, {v['upper']:.4f}]"
-            dflt = f"{v['default_epsilon']:.4f} {v['default_method']}"
+            dv = dr.value if dr.ok else {}
+            dflt = f"{dv['default_epsilon']:.4f} {dv['default_method']}" if dr.ok else secs(dr)
+            dpeak = f"{dv['peak_rss_default_route_mb']:.1f}" if dr.ok else secs(dr)
+            dsec = f"{dv['default_route_s']:.2f}" if dr.ok else secs(dr)
+            drdp = f"{dv['rdp']:.4f}" if dr.ok else "—"
             print(f"   {name:<40} {v['seconds']:>7.2f} {v['rss_start_mb']:>9.1f} {v['rss_import_mb']:>10.1f} "
-                  f"{v['peak_rss_mb']:>9.1f} {traced:>7} {v['peak_rss_default_route_mb']:>9.1f}  {br:>22} "
-                  f"{dflt:>17} {v['rdp']:>9.4f}", flush=True)
+                  f"{v['peak_rss_mb']:>9.1f} {traced:>7}  {br:>22} {dsec:>9} {dpeak:>9} "
+                  f"{dflt:>17} {drdp:>9}", flush=True)
             if v["heavy_imports"]:
                 b.note("5", f"{name}: the PLD answer imported {v['heavy_imports']}")
-            extra = sorted(set(v["heavy_imports_default_route"]) - set(v["heavy_imports"]))
+            extra = sorted(set(dv.get("heavy_imports_default_route", [])) - set(v["heavy_imports"]))
             if extra:
                 default_imports.setdefault(tuple(extra), []).append(name)
         else:
             what = f"over the {b.renyi_limit:g} s limit" if o.status == "timeout" else o.message
             print(f"   {name:<40} {secs(o):>7}  ({what})", flush=True)
-        rows.append({"case": name, "rss": row_of(o), "traced": row_of(tr)})
-        report_failures(b, "5", name, ("renyi", o))
+        rows.append({"case": name, "rss": row_of(o), "traced": row_of(tr), "default_route": row_of(dr)})
+        report_failures(b, "5", name, ("renyi", o), ("default route", dr))
     for mods, cases in default_imports.items():
-        b.note("5", f"the default route (after the PLD answer) imported {list(mods)} in {len(cases)} of "
+        b.note("5", f"the default route imported {list(mods)} in {len(cases)} of "
                     f"{len(names)} cases (see 5b for its cost)")
     o = once(import_costs, limit=b.renyi_limit, quiet=b.quiet)
     if o.ok:
@@ -757,8 +770,8 @@ def table_memory(b: Bench) -> None:
         rows.append({"case": "import costs", "steps": steps})
     b.note("5", "RSS start: the child before importing renyi (Python + this harness); peak RSS: of the process after "
                 "the PLD answer (epsilon_bounds); traced: tracemalloc's peak of that computation, in a second fresh "
-                f"process ({'skipped with --quick' if b.quick else 'always with --full' if b.full else f'skipped when the first took over {traced_up_to:g} s'}); + default: peak RSS after then asking "
-                "the default route (routes.best_epsilon: the minimum over routes) in the same process")
+                f"process ({'skipped with --quick' if b.quick else 'always with --full' if b.full else f'skipped when the first took over {traced_up_to:g} s'}); default s, peak RSS: "
+                "the default route (routes.best_epsilon: the minimum over routes) asked alone in a third fresh process")
 
 
 TIGHT_QUICK = ([0.01], [1.0], [100, 10**4])

@@ -232,3 +232,20 @@ def test_infinite_mass_above_delta_is_infinite_without_a_warning():
         assert pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-5) == (math.inf, math.inf)
     lo, hi = pld.epsilon_bounds([(ApproxDP(1.0, 1e-4), 3)], 1e-3)
     assert 0.0 < lo <= hi < math.inf
+
+
+@pytest.mark.parametrize("q,sigma,steps,delta,inside", [
+    (0.001, 0.6, 100_000, 1e-5, None),
+    (0.001, 0.8, 100_000, 1e-10, 4.0687),  # dp-accounting's estimate (not a bound)
+])
+def test_heavy_tilt_is_narrowed_until_its_window_fits(q, sigma, steps, delta, inside):
+    """Regression (the tightness grid, before): at small q and σ the RDP-optimal tilt moves the
+    composed law onto the far tail of the steps' loss, wider than any window of 2²⁰ points at
+    the grid the step needs; the engine fell back to RDP (first case) or returned a 74 % bracket
+    whose upper end was above the RDP route (second). A smaller tilt fits and is as valid."""
+    m = PoissonSubsampled(Gaussian(sigma), q)
+    lo, hi = pld.epsilon_bounds([(m, steps)], delta, fallback=False)
+    assert 0 < lo <= hi <= lo * 1.01
+    assert hi < routes.best_epsilon([(m, steps)], delta, "rdp").value
+    if inside is not None:
+        assert lo <= inside <= hi

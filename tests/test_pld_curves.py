@@ -14,6 +14,8 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
+
+import renyi
 from scipy import special
 
 from renyi import routes
@@ -273,7 +275,9 @@ def test_k_fold_gaussian_epsilon_forced_pld_is_valid_and_tight() -> None:
 
 def test_edges_are_finite_and_valid() -> None:
     """δ = 1e-30 on a mixture, δ at ε = 1000: finite, valid, no exception."""
-    mixed = [(Laplace(20.0), 30), (RandomizedResponse(0.2), 10), (PoissonSubsampled(Gaussian(1.5), 0.02), 500)]
+    # one neighbouring relation throughout (add/remove: a pure-DP value rather than randomized
+    # response, which is replace-one and would send the subsampled steps through group privacy)
+    mixed = [(Laplace(20.0), 30), (renyi.PureDP(0.2), 10), (PoissonSubsampled(Gaussian(1.5), 0.02), 500)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RenyiNumericalWarning)
         lo, hi = epsilon_bounds(mixed, 1e-30)

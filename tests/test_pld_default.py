@@ -249,3 +249,20 @@ def test_heavy_tilt_is_narrowed_until_its_window_fits(q, sigma, steps, delta, in
     assert hi < routes.best_epsilon([(m, steps)], delta, "rdp").value
     if inside is not None:
         assert lo <= inside <= hi
+
+
+def test_mixed_neighbouring_relations_are_aligned_as_the_routes_do():
+    """Randomized response is replace-one, noise mechanisms add/remove by default: the PLD
+    engine used to compose each under its own relation (a number valid under neither). It now
+    restates the list under replace-one first, exactly as renyi.compose and the routes do."""
+    from renyi._neighbouring import align
+    from renyi.mechanisms import RandomizedResponse
+
+    items = [(Gaussian(5.0), 10), (RandomizedResponse(epsilon=0.5), 3), (Laplace(10.0), 5)]
+    lo, hi = pld.epsilon_bounds(items, 1e-6)
+    assert (lo, hi) == pld.epsilon_bounds(list(align(items)[1]), 1e-6)
+    assert routes.best_epsilon(items, 1e-6).value == pytest.approx(hi, rel=1e-12)
+    # a pair known only under add/remove (Poisson subsampling) cannot be restated as a PLD
+    with pytest.raises(ConversionError):
+        pld.epsilon_bounds([(PoissonSubsampled(Gaussian(1.0), 0.01), 100),
+                            (RandomizedResponse(epsilon=0.5), 1)], 1e-6)

@@ -186,7 +186,9 @@ def _items(items: Iterable[Any]) -> list[tuple[Any, int]]:
             out.append((it, 1))
     if not out:
         raise DomainError("items must contain at least one (mechanism, count) pair; got none", name="items")
-    return out
+    from .distribution import aligned
+
+    return aligned(out)
 
 
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:

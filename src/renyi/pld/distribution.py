@@ -882,7 +882,24 @@ def _check_items(items: Sequence[tuple[object, int]]) -> list[tuple[Any, int]]:
         out.append((it[0], check_int("count", it[1])))
     if not out:
         raise DomainError("items must contain at least one (mechanism, count) pair; got none", name="items")
-    return _merge(out)
+    return _merge(aligned(out))
+
+
+def aligned(items: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """The items restated under one neighbouring relation, as :func:`renyi.compose` and the
+    routes do (:func:`renyi._neighbouring.align`: replace-one when they differ). Without this a
+    mixed list (randomized response is replace-one, noise mechanisms add/remove by default)
+    would be composed item by item under different relations: a number that holds under
+    neither.
+
+    Raises:
+        NeighbouringError: an item cannot be restated (e.g. replace-one → add/remove).
+    """
+    from .._neighbouring import align, relation_of
+
+    if len({relation_of(m) for m, _ in items}) <= 1:
+        return items
+    return list(align(items)[1])
 
 
 def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,

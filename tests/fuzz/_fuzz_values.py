@@ -52,6 +52,16 @@ JUNK: list[Any] = [math.nan, -math.nan, np.nan, np.float32("nan"), True, False, 
                    np.array([]), {}, _Weird(), b"1"]
 
 
+def all_ok(flags: list[bool | None]) -> bool | None:
+    """Combine per-argument domain flags: False if any is junk, None if any is for the call to
+    decide, else True."""
+    if any(f is False for f in flags):
+        return False
+    if any(f is None for f in flags):
+        return None
+    return True
+
+
 def in_domain(kind: str, x: Any) -> bool | None:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "fiu":

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from _fuzz_oracle import COUNTS, FINDINGS, LONG, SHORT, call, run
-from _fuzz_values import arg, in_domain, orders_arg, valid
+from _fuzz_values import all_ok, arg, in_domain, orders_arg, valid
 from hypothesis import strategies as st
 
 import renyi
@@ -81,16 +81,8 @@ def built(table: dict[str, tuple[Any, list[tuple[str, str]]]]) -> st.SearchStrat
         ctor, params = table[name]
         return st.tuples(*[arg(kind) for _, kind in params]).map(
             lambda vs, ctor=ctor, params=params, name=name: (
-                name, ctor, [(p, v) for (p, _), (v, _ok) in zip(params, vs)], _all([ok for _, ok in vs])))
+                name, ctor, [(p, v) for (p, _), (v, _ok) in zip(params, vs)], all_ok([ok for _, ok in vs])))
     return st.sampled_from(sorted(table)).flatmap(one)
-
-
-def _all(flags: list[bool | None]) -> bool | None:
-    if any(f is False for f in flags):
-        return False
-    if any(f is None for f in flags):
-        return None
-    return True
 
 
 def _junk(x: Any) -> bool:
@@ -185,7 +177,7 @@ def test_fuzz_rdp_curves(examples):
     pts = st.one_of(
         st.tuples(orders_arg(), eps_arrays).map(lambda t: ((t[0][0], t[1][0]), None if t[0][1] and t[1][1] else
                                                            (False if t[0][1] is False or t[1][1] is False else None))),
-        st.tuples(arg("order"), arg("nonneg_ext")).map(lambda t: ((t[0][0], t[1][0]), _all([t[0][1], t[1][1]]))),
+        st.tuples(arg("order"), arg("nonneg_ext")).map(lambda t: ((t[0][0], t[1][0]), all_ok([t[0][1], t[1][1]]))),
     )
 
     def body(x: Any) -> None:
@@ -246,7 +238,7 @@ def test_fuzz_compose(examples):
 
     def body(x: Any) -> None:
         items, (delta, d_ok) = x
-        ok = _all([it[1][1] if isinstance(it, tuple) else True for it in items]) if items else False
+        ok = all_ok([it[1][1] if isinstance(it, tuple) else True for it in items]) if items else False
         flat = [(it[0], it[1][0]) if isinstance(it, tuple) else it for it in items]
         g = call(f"compose{tuple(flat)!r}", renyi.compose, *flat, valid=None if ok else ok, check=guarantee_ok)
         if g is not None:
@@ -299,7 +291,7 @@ def test_fuzz_conversions(examples):
         (name, _, check), args = x
         fn = getattr(conv, name)
         vals = [v for v, _ in args]
-        ok = _all([o for _, o in args])
+        ok = all_ok([o for _, o in args])
         call(f"conversions.{name}{tuple(vals)!r}", fn, *vals, valid=ok, check=check)
 
     run(st.sampled_from(CONVERSIONS).flatmap(one), body, examples)
@@ -340,17 +332,17 @@ def test_fuzz_calibration(examples):
     def body(x: Any) -> None:
         (eps, e_ok), (delta, d_ok), (sens, s_ok), (count, c_ok), which = x
         if which == 0:
-            ok = _all([e_ok and (eps > 0 if e_ok else e_ok), d_ok, s_ok, c_ok])
+            ok = all_ok([e_ok and (eps > 0 if e_ok else e_ok), d_ok, s_ok, c_ok])
             call(f"calibrate_gaussian({eps!r}, {delta!r}, {sens!r}, {count!r})", renyi.calibrate_gaussian, eps, delta,
                  sens, count, valid=None if ok else ok,
                  check=meets(eps, delta) if ok else None)
         elif which == 1:
-            ok = _all([e_ok, s_ok, c_ok])
+            ok = all_ok([e_ok, s_ok, c_ok])
             call(f"calibrate_laplace({eps!r}, {sens!r}, {count!r})", renyi.calibrate_laplace, eps, sens, count,
                  valid=None if ok else ok)
         else:
             target = call(f"ApproxDP({eps!r}, {delta!r})", renyi.ApproxDP, eps, delta,
-                          valid=_all([in_domain("nonneg", eps), in_domain("unit_co", delta)]))
+                          valid=all_ok([in_domain("nonneg", eps), in_domain("unit_co", delta)]))
             if target is not None:
                 call(f"calibrate(Gaussian, {target!r})", renyi.calibrate, lambda s: renyi.Gaussian(s), target, valid=None)
 

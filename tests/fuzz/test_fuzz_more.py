@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from _fuzz_oracle import LONG, SHORT, call, record, run
-from _fuzz_values import JUNK, arg, in_domain, valid
+from _fuzz_values import JUNK, all_ok, arg, in_domain, valid
 from hypothesis import strategies as st
 
 import renyi
@@ -31,14 +31,6 @@ REPS = ("geometric", "poisson")
 # half the default examples of test_fuzz_api's targets: these thirteen targets share the ~20 s budget
 BUDGETS = [pytest.param(max(5, SHORT // 2), id="short"), pytest.param(LONG, id="long", marks=[pytest.mark.slow, pytest.mark.fuzz])]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _all(flags: list[bool | None]) -> bool | None:
-    if any(f is False for f in flags):
-        return False
-    if any(f is None for f in flags):
-        return None
-    return True
 
 
 def anynum() -> st.SearchStrategy[tuple[Any, bool | None]]:
@@ -110,7 +102,7 @@ def test_fuzz_transformers(examples):
         which, mech, (a, a_ok), (b, b_ok), (c, c_ok), draws = x
         if which == 0:
             what = f"RandomAllocation({mech!r}, steps={a!r}, k={b!r})"
-            obj = call(what, renyi.RandomAllocation, mech, a, b, valid=None if a_ok and b_ok else _all([a_ok, b_ok]))
+            obj = call(what, renyi.RandomAllocation, mech, a, b, valid=None if a_ok and b_ok else all_ok([a_ok, b_ok]))
         elif which == 1:
             what = f"Shuffled({mech!r}, steps={a!r})"
             obj = call(what, renyi.Shuffled, mech, a, valid=None if a_ok else a_ok)
@@ -118,7 +110,7 @@ def test_fuzz_transformers(examples):
             u_ok = in_domain("unit", c)  # TruncatedPoisson takes q ∈ [0, 1]
             what = f"TruncatedPoisson({mech!r}, rate={c!r}, max_batch={a!r}, dataset_size={b!r})"
             obj = call(what, renyi.TruncatedPoisson, mech, c, a, b,
-                       valid=None if _all([a_ok, b_ok, u_ok]) else _all([a_ok, b_ok, u_ok]))
+                       valid=None if all_ok([a_ok, b_ok, u_ok]) else all_ok([a_ok, b_ok, u_ok]))
         elif which == 3:
             reps = ["geometric", "poisson", "bogus", None][a % 4 if isinstance(a, int) and a_ok else 0]
             mean = b  # E[K] ∈ [1, ∞)
@@ -128,7 +120,7 @@ def test_fuzz_transformers(examples):
                        (False if m_ok is False or reps not in REPS else None))
         else:
             what = f"ptr_mode({c!r}, {b!r})"
-            obj = call(what, renyi.ptr_mode, c, b, valid=None if c_ok and b_ok else _all([c_ok, b_ok]))
+            obj = call(what, renyi.ptr_mode, c, b, valid=None if c_ok and b_ok else all_ok([c_ok, b_ok]))
         if obj is not None:
             protocol(what, obj, draws)
 
@@ -158,22 +150,22 @@ def test_fuzz_routes_and_pld(examples):
         m_ok = None if method is None or method in routes.names() else False
         item = (obj, k)
         call(f"routes.best_epsilon({item!r}, {delta!r}, {method!r})", routes.best_epsilon, item, delta, method,
-             valid=_all([None if k_ok else k_ok, d_ok, m_ok]), check=eps_ok)
+             valid=all_ok([None if k_ok else k_ok, d_ok, m_ok]), check=eps_ok)
         call(f"routes.best_delta({item!r}, {eps!r}, {method!r})", routes.best_delta, item, eps, method,
-             valid=_all([None if k_ok else k_ok, e_ok, m_ok]), check=prob_ok)
+             valid=all_ok([None if k_ok else k_ok, e_ok, m_ok]), check=prob_ok)
         call(f"routes.epsilon_table({item!r}, {delta!r})", routes.epsilon_table, item, delta,
-             valid=None if d_ok and k_ok else _all([d_ok, k_ok]))
+             valid=None if d_ok and k_ok else all_ok([d_ok, k_ok]))
         call(f"routes.delta_table({item!r}, {eps!r})", routes.delta_table, item, eps,
-             valid=None if e_ok and k_ok else _all([e_ok, k_ok]))
+             valid=None if e_ok and k_ok else all_ok([e_ok, k_ok]))
         call(f"routes.tpr_bound({item!r}, {fpr!r})", routes.tpr_bound, item, fpr, valid=None if f_ok else f_ok,
              check=prob_ok)
         call(f"routes.route({method!r})", routes.route, method, valid=m_ok if method is not None else False)
         call(f"pld.supports({obj!r})", pld.supports, obj, valid=None)
         items = [(obj, k)]
         call(f"pld.epsilon_bounds({items!r}, {delta!r})", pld.epsilon_bounds, items, delta,
-             valid=None if d_ok and k_ok else _all([d_ok, k_ok]), check=bounds_ok)
+             valid=None if d_ok and k_ok else all_ok([d_ok, k_ok]), check=bounds_ok)
         call(f"pld.delta_bounds({items!r}, {eps!r})", pld.delta_bounds, items, eps,
-             valid=None if e_ok and k_ok else _all([e_ok, k_ok]), check=bounds_ok)
+             valid=None if e_ok and k_ok else all_ok([e_ok, k_ok]), check=bounds_ok)
 
         def acct() -> Any:
             a = pld.PLDAccountant()
@@ -181,7 +173,7 @@ def test_fuzz_routes_and_pld(examples):
             return a.epsilon(delta)
 
         call(f"PLDAccountant().step({obj!r}, {k!r}).epsilon({delta!r})", acct,
-             valid=None if d_ok and k_ok else _all([d_ok, k_ok]), check=bounds_ok)
+             valid=None if d_ok and k_ok else all_ok([d_ok, k_ok]), check=bounds_ok)
 
     counts = st.one_of(st.integers(1, 3000).map(lambda k: (k, True)), arg("count"))
     run(st.tuples(base_mechanism(), counts, arg("prob_open"), arg("nonneg"), arg("unit"), METHODS, st.booleans()),
@@ -198,25 +190,25 @@ def test_fuzz_dpsgd(examples):
     def body(x: Any) -> None:
         (nm, nm_ok), (q, q_ok), (t, t_ok), (delta, d_ok), (eps, e_ok), method, which = x
         m_ok = None if method is None or method in routes.names() else False
-        base = _all([None if nm_ok else nm_ok, None if q_ok else q_ok, None if t_ok else t_ok, m_ok])
+        base = all_ok([None if nm_ok else nm_ok, None if q_ok else q_ok, None if t_ok else t_ok, m_ok])
         if which == 0:
             call(f"dpsgd.epsilon({nm!r}, {q!r}, steps={t!r}, delta={delta!r}, method={method!r})", dpsgd.epsilon,
-                 nm, q, steps=t, delta=delta, method=method, valid=_all([base, d_ok]), check=eps_ok)
+                 nm, q, steps=t, delta=delta, method=method, valid=all_ok([base, d_ok]), check=eps_ok)
         elif which == 1:
             call(f"dpsgd.delta({nm!r}, {q!r}, steps={t!r}, epsilon={eps!r}, method={method!r})", dpsgd.delta,
-                 nm, q, steps=t, epsilon=eps, method=method, valid=_all([base, e_ok]), check=prob_ok)
+                 nm, q, steps=t, epsilon=eps, method=method, valid=all_ok([base, e_ok]), check=prob_ok)
         elif which == 2:
             call(f"dpsgd.noise_multiplier({eps!r}, {delta!r}, {q!r}, steps={t!r})", dpsgd.noise_multiplier,
                  eps, delta, q, steps=t, method=method,
-                 valid=_all([None if e_ok else e_ok, d_ok, None if q_ok else q_ok, None if t_ok else t_ok, m_ok]),
+                 valid=all_ok([None if e_ok else e_ok, d_ok, None if q_ok else q_ok, None if t_ok else t_ok, m_ok]),
                  check=eps_ok)
         elif which == 3:
             call(f"dpsgd.steps({eps!r}, {delta!r}, {nm!r}, {q!r})", dpsgd.steps, eps, delta, nm, q, method=method,
-                 valid=_all([None if e_ok else e_ok, d_ok, None if nm_ok else nm_ok, None if q_ok else q_ok, m_ok]))
+                 valid=all_ok([None if e_ok else e_ok, d_ok, None if nm_ok else nm_ok, None if q_ok else q_ok, m_ok]))
         elif which == 4:
             call(f"dpsgd.sample_rate({eps!r}, {delta!r}, {nm!r}, steps={t!r})", dpsgd.sample_rate, eps, delta, nm,
                  steps=t, method=method,
-                 valid=_all([None if e_ok else e_ok, d_ok, None if nm_ok else nm_ok, None if t_ok else t_ok, m_ok]),
+                 valid=all_ok([None if e_ok else e_ok, d_ok, None if nm_ok else nm_ok, None if t_ok else t_ok, m_ok]),
                  check=prob_ok)
         else:
             call(f"dpsgd.schedule({q!r}, steps={t!r}, epochs={eps!r})", dpsgd.schedule, q, steps=t, epochs=eps,
@@ -245,14 +237,14 @@ def test_fuzz_accuracy(examples):
         if which == 0:
             c_none = None if cov is None else c_ok  # coverage=None: the default (or beta) applies
             call(f"half_width({mech!r}, {cov!r}, {cells!r}, method={method!r})", accuracy.half_width, mech, cov, cells,
-                 method=method, valid=_all([c_none, None if n_ok else n_ok, m_ok]), check=nonneg_ok)
+                 method=method, valid=all_ok([c_none, None if n_ok else n_ok, m_ok]), check=nonneg_ok)
         elif which == 1:
             call(f"noise_for({hw!r}, {cov!r}, {cells!r}, {kind!r}, method={method!r})", accuracy.noise_for, hw, cov,
-                 cells, kind, method=method, valid=_all([h_ok, c_ok, None if n_ok else n_ok, k_ok, m_ok]),
+                 cells, kind, method=method, valid=all_ok([h_ok, c_ok, None if n_ok else n_ok, k_ok, m_ok]),
                  check=nonneg_ok)
         elif which == 2:
             call(f"failure_probability({mech!r}, {hw!r}, {cells!r}, method={method!r})", accuracy.failure_probability,
-                 mech, hw, cells, method=method, valid=_all([None if h_ok else h_ok, None if n_ok else n_ok, m_ok]),
+                 mech, hw, cells, method=method, valid=all_ok([None if h_ok else h_ok, None if n_ok else n_ok, m_ok]),
                  check=prob_ok)
         elif which == 3:
             rr = renyi.RandomizedResponse(1.0, k=max(2, len(counts)) if isinstance(counts, list) else 2)
@@ -281,28 +273,28 @@ def test_fuzz_limits(examples):
         nb_ok = None if nb in limits.NEIGHBOURING else False
         if which == 0:
             call(f"histogram_min_n({keys!r}, {rho!r}, {beta!r}, neighbouring={nb!r})", limits.histogram_min_n, keys,
-                 rho, beta, neighbouring=nb, valid=_all([None if k_ok else k_ok, r_ok, b_ok, nb_ok]), check=n_ok)
+                 rho, beta, neighbouring=nb, valid=all_ok([None if k_ok else k_ok, r_ok, b_ok, nb_ok]), check=n_ok)
         elif which == 1:
             call(f"marginals_min_n({d!r}, {rho!r}, {beta!r})", limits.marginals_min_n, d, rho, beta, neighbouring=nb,
-                 valid=_all([None if d_ok else d_ok, r_ok, b_ok, nb_ok]), check=n_ok)
+                 valid=all_ok([None if d_ok else d_ok, r_ok, b_ok, nb_ok]), check=n_ok)
         elif which == 2:
             call(f"gaussian_histogram_n({keys!r}, {rho!r}, {beta!r})", limits.gaussian_histogram_n, keys, rho, beta,
-                 neighbouring=nb, valid=_all([None if k_ok else k_ok, r_ok, b_ok, nb_ok]), check=n_ok)
+                 neighbouring=nb, valid=all_ok([None if k_ok else k_ok, r_ok, b_ok, nb_ok]), check=n_ok)
         elif which == 3:
             call(f"gaussian_marginals_n({d!r}, {rho!r}, {beta!r})", limits.gaussian_marginals_n, d, rho, beta,
-                 neighbouring=nb, valid=_all([None if d_ok else d_ok, r_ok, b_ok, nb_ok]), check=n_ok)
+                 neighbouring=nb, valid=all_ok([None if d_ok else d_ok, r_ok, b_ok, nb_ok]), check=n_ok)
         elif which == 4:
             call(f"stability_histogram_n({eps!r}, {delta!r}, {beta!r})", limits.stability_histogram_n, eps, delta,
-                 beta, valid=_all([e_ok, dl_ok, b_ok]), check=n_ok)
+                 beta, valid=all_ok([e_ok, dl_ok, b_ok]), check=n_ok)
         elif which == 5:
             call(f"fano_bound({keys!r}, {beta!r})", limits.fano_bound, keys, beta,
-                 valid=None if k_ok and b_ok else _all([k_ok, b_ok]), check=nonneg_ok)
+                 valid=None if k_ok and b_ok else all_ok([k_ok, b_ok]), check=nonneg_ok)
         elif which == 6:
             call(f"packing_min_n({keys!r}, {g!r}, {beta!r})", limits.packing_min_n, keys, g, beta, neighbouring=nb,
-                 valid=None if k_ok and b_ok and nb_ok is not False else _all([k_ok, b_ok, nb_ok]), check=n_ok)
+                 valid=None if k_ok and b_ok and nb_ok is not False else all_ok([k_ok, b_ok, nb_ok]), check=n_ok)
         else:
             call(f"mutual_information_bound({g!r}, {d!r})", limits.mutual_information_bound, g, d, neighbouring=nb,
-                 valid=None if d_ok and nb_ok is not False else _all([d_ok, nb_ok]), check=nonneg_ok)
+                 valid=None if d_ok and nb_ok is not False else all_ok([d_ok, nb_ok]), check=nonneg_ok)
 
     keys = st.one_of(st.floats(2.0, 1e300).map(lambda v: (v, True)), arg("pos"))
     guarantees = st.one_of(st.builds(renyi.ZCDP, st.floats(0, 10)), st.builds(renyi.PureDP, st.floats(0, 10)),
@@ -323,15 +315,15 @@ def test_fuzz_composition_bounds(examples):
         (eps, e_ok), (delta, d_ok), (k, k_ok), (dp, p_ok), (ep, ep_ok), lists, which = x
         if which == 0:
             call(f"advanced_composition({eps!r}, {delta!r}, {k!r}, {dp!r})", composition.advanced_composition, eps,
-                 delta, k, dp, valid=None if _all([e_ok, d_ok, k_ok, p_ok]) else _all([e_ok, d_ok, k_ok, p_ok]),
+                 delta, k, dp, valid=None if all_ok([e_ok, d_ok, k_ok, p_ok]) else all_ok([e_ok, d_ok, k_ok, p_ok]),
                  check=ok_guarantee)
         elif which == 1:
             call(f"optimal_homogeneous_composition({eps!r}, {delta!r}, {k!r}, {dp!r})",
                  composition.optimal_homogeneous_composition, eps, delta, k, dp,
-                 valid=None if _all([e_ok, d_ok, k_ok, p_ok]) else _all([e_ok, d_ok, k_ok, p_ok]), check=ok_guarantee)
+                 valid=None if all_ok([e_ok, d_ok, k_ok, p_ok]) else all_ok([e_ok, d_ok, k_ok, p_ok]), check=ok_guarantee)
         elif which == 2:
             call(f"kov_delta({eps!r}, {k!r}, {ep!r})", composition.kov_delta, eps, k, ep,
-                 valid=None if e_ok and k_ok else _all([e_ok, k_ok, None if ep_ok is not False else False]),
+                 valid=None if e_ok and k_ok else all_ok([e_ok, k_ok, None if ep_ok is not False else False]),
                  check=prob_ok)
         else:
             es, ds = lists
@@ -364,7 +356,7 @@ def test_fuzz_samplers(examples):
                     (samplers.sample_discrete_laplace, "sample_discrete_laplace"),
                     (samplers.sample_discrete_gaussian, "sample_discrete_gaussian")][which]
         call(f"{name}({p!r}, size={size!r})", fn, p, size, rng, valid=None if p_ok and s_ok is not False else
-             _all([p_ok, s_ok]))
+             all_ok([p_ok, s_ok]))
 
     params = st.one_of(st.floats(0, 1e6).map(lambda v: (v, None)), arg("nonneg"))
     run(st.tuples(params, SIZES, st.integers(0, 2), st.integers(-1, 5)), body, examples)
@@ -379,16 +371,16 @@ def test_fuzz_divergences_and_losses(examples):
             a_ok, b_ok = in_domain("unit", a), in_domain("unit", b)
         elif which in (3, 4):  # Poisson means, exponential rates ∈ (0, ∞)
             a_ok, b_ok = in_domain("pos", a), in_domain("pos", b)
-        ar = _all([a_ok, b_ok, al_ok])
+        ar = all_ok([a_ok, b_ok, al_ok])
         if which == 0:
             call(f"laplace_divergence({a!r}, {alpha!r})", divergences.laplace_divergence, a, alpha,
-                 valid=None if a_ok and al_ok else _all([a_ok, al_ok]), check=nonneg_ok)
+                 valid=None if a_ok and al_ok else all_ok([a_ok, al_ok]), check=nonneg_ok)
         elif which == 1:
             call(f"bernoulli_divergence({a!r}, {b!r}, {alpha!r})", divergences.bernoulli_divergence, a, b, alpha,
                  valid=None if ar else ar, check=nonneg_ok)
         elif which == 2:
             call(f"randomized_response_divergence({a!r}, {alpha!r})", divergences.randomized_response_divergence, a,
-                 alpha, valid=None if a_ok and al_ok else _all([a_ok, al_ok]), check=nonneg_ok)
+                 alpha, valid=None if a_ok and al_ok else all_ok([a_ok, al_ok]), check=nonneg_ok)
         elif which == 3:
             call(f"poisson_divergence({a!r}, {b!r}, {alpha!r})", divergences.poisson_divergence, a, b, alpha,
                  valid=None if ar else ar, check=nonneg_ok)
@@ -408,7 +400,7 @@ def test_fuzz_divergences_and_losses(examples):
         elif which == 7:
             r_ok = in_domain("unit", b)  # the rate q ∈ [0, 1]
             call(f"truncation_delta({b!r}, {k!r}, {k!r})", truncation_delta, b, k, k,
-                 valid=None if r_ok and k_ok else _all([r_ok, k_ok]), check=prob_ok)
+                 valid=None if r_ok and k_ok else all_ok([r_ok, k_ok]), check=prob_ok)
         else:
             def blocks_ok(t: Any) -> str | None:
                 return None if sum(t) == k else f"blocks {t!r} do not sum to {k!r}"
@@ -531,17 +523,17 @@ def test_fuzz_batches(examples):
         (n, n_ok), (q, q_ok), (t, t_ok), (k, k_ok), which = x
         if which == 0:
             call(f"PoissonBatches({n!r}, {q!r}, {t!r})", lambda: first(batches.PoissonBatches(n, q, t, rng=0)),
-                 valid=None if _all([n_ok, q_ok, t_ok]) else _all([n_ok, q_ok, t_ok]))
+                 valid=None if all_ok([n_ok, q_ok, t_ok]) else all_ok([n_ok, q_ok, t_ok]))
         elif which == 1:
             call(f"AllocationBatches({n!r}, {t!r}, {k!r})", lambda: first(batches.AllocationBatches(n, t, k, rng=0)),
-                 valid=None if _all([n_ok, t_ok, k_ok]) else _all([n_ok, t_ok, k_ok]))
+                 valid=None if all_ok([n_ok, t_ok, k_ok]) else all_ok([n_ok, t_ok, k_ok]))
         elif which == 2:
             call(f"TruncatedPoissonBatches({n!r}, {q!r}, {k!r}, {t!r})",
                  lambda: first(batches.TruncatedPoissonBatches(n, q, k, t, rng=0)),
-                 valid=None if _all([n_ok, q_ok, t_ok, k_ok]) else _all([n_ok, q_ok, t_ok, k_ok]))
+                 valid=None if all_ok([n_ok, q_ok, t_ok, k_ok]) else all_ok([n_ok, q_ok, t_ok, k_ok]))
         else:
             call(f"ShuffledBatches({n!r}, {k!r}, {t!r})", lambda: first(batches.ShuffledBatches(n, k, t, rng=0)),
-                 valid=None if _all([n_ok, t_ok, k_ok]) else _all([n_ok, t_ok, k_ok]))
+                 valid=None if all_ok([n_ok, t_ok, k_ok]) else all_ok([n_ok, t_ok, k_ok]))
 
     run(st.tuples(small_count(), arg("rate"), small_count(), small_count(), st.integers(0, 3)), body, examples)
 

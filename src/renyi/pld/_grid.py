@@ -437,12 +437,11 @@ def _optimistic(profile: Profile, h: float, lo: int, hi: int, upper: Discrete) -
     L[1:-1] = np.minimum(right[:-1], left[1:])
     with np.errstate(over="ignore"):
         x = np.exp(eps)
-    one_minus_x = -np.expm1(eps)
-    ok = L >= one_minus_x
+    ok = L >= one_minus
     # i0: first index from which every point lies on or above the line 1 − x
     bad_after = np.nonzero(~ok)[0]
     i0 = int(bad_after[-1]) + 1 if bad_after.size else 0
-    if i0 >= n - 1 or one_minus_x[i0] < p_inf:
+    if i0 >= n - 1 or one_minus[i0] < p_inf:
         # The lowered values fall below the line 1 − e^ε up to where that line is below the
         # +∞ mass (the grid is too coarse for this pair): nothing better than the pair with
         # no privacy loss (P = Q: δ(ε) = (1 − e^ε)₊, below every profile) can be certified.
@@ -451,7 +450,7 @@ def _optimistic(profile: Profile, h: float, lo: int, hi: int, upper: Discrete) -
     i_end = i0 + 1 + int(above[0]) if above.size else n - 1
     px = np.concatenate([[0.0], x[i0:i_end + 1]])
     py = np.concatenate([[1.0], L[i0:i_end + 1]])
-    py[1] = one_minus_x[i0]
+    py[1] = one_minus[i0]
     py[-1] = p_inf
     # the last interval ends flat at the +∞ mass: its left end must not exceed δ at its right
     # end (δ decreasing), so that the chord stays below δ on the whole interval

@@ -463,8 +463,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             # Chernoff on the (valid, pessimistic) coarse discretisation already settles the
             # finite part: δ(ε) ≤ P(Z = +∞) + E[e^{λ(Z−ε)}; Z < ∞]; the +∞ mass of the true
             # pair is itself a lower bound on δ(ε)
-            p_inf = -math.expm1(sum(c * math.log1p(-min(float(p.inf_mass), 1.0)) if p.inf_mass < 1.0
-                                    else -math.inf for p, c in profiles))
+            p_inf = _inf_mass_of(profiles)
             # the grid's cut-off tail sits at +∞ in the pessimistic steps: cut it as deep as the
             # bound now needs (the Chernoff term is below e^{-700})
             # (both bounds are valid: the smaller is returned; a deeper cut can also carry more
@@ -514,13 +513,14 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             # pessimistic for narrow steps); finer grids keep it: any tilt is valid, it only
             # centres the FFT's precision on the answer, and it barely moves when h halves
             lam, e_est, mean, sd = _choose(up, total, log_delta=log_delta, eps=eps, start=lam)
-            lam, mean, sd = _fit_tilt(up, lam, mean, sd, h)
+            lam, mean, sd, edges = _fit_tilt(up, lam, mean, sd, h)
         else:
             mean, var = _moments(up, lam)
             sd = math.sqrt(var)
+            edges = None  # a new grid: the window is recomputed for its steps
         if not (math.isfinite(mean) and math.isfinite(sd)):
             raise _Unresolved("the tilted composition has no finite mean and spread on this grid")
-        res = _answer(up, low_of, lam, mean, sd, h, log_delta=log_delta, eps=eps, below=below)
+        res = _answer(up, low_of, lam, mean, sd, h, log_delta=log_delta, eps=eps, below=below, edges=edges)
         if res is not None:
             # both ends are certified: keep the best of each
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
@@ -560,12 +560,13 @@ def _closed_form(profiles: list[tuple[Profile, int]]) -> Profile | None:
     """The profile of the whole composition when it is known in closed form: one continuous
     step run once, or Gaussian steps only (the loss of a composition of Gaussian pairs is
     N(ρ, 2ρ) with ρ = Σ cᵢρᵢ: the Gaussian pair with that ρ; Dong, Roth & Su 2022, Cor. 3.3)."""
-    from ..plrv import GaussianPrivacyLoss
-    from ._profiles import LossProfile
+    from ._many import _gaussian_profile, _gaussian_rho
 
-    if all(isinstance(p, LossProfile) and isinstance(p.loss, GaussianPrivacyLoss) for p, _ in profiles):
-        rho = math.fsum(c * float(p.loss.rho) for p, c in profiles)  # type: ignore[attr-defined]
-        return profiles[0][0] if len(profiles) == 1 and profiles[0][1] == 1 else LossProfile(GaussianPrivacyLoss(rho))
+    rhos = [_gaussian_rho(p) for p, _ in profiles]
+    if all(r is not None for r in rhos):
+        if len(profiles) == 1 and profiles[0][1] == 1:
+            return profiles[0][0]
+        return _gaussian_profile(math.fsum(c * float(r) for (_, c), r in zip(profiles, rhos) if r is not None))
     if len(profiles) == 1 and profiles[0][1] == 1 and profiles[0][0].atoms() is None:
         return profiles[0][0]
     return None
@@ -718,19 +719,9 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
     return (best_lo, best_hi) if math.isfinite(best_hi) else None
 
 
-def _profile_inf_mass(profiles: list[tuple[Profile, int]]) -> float:
-    """P(composed loss = +∞) of the true pairs: 1 − Π (1 − p_∞)^count."""
-    p_fin = 0.0
-    for p, c in profiles:
-        m = float(p.inf_mass)
-        if m >= 1.0:
-            return 1.0
-        p_fin += c * math.log1p(-m)
-    return -math.expm1(p_fin)
-
-
-def _inf_mass_of(ds: list[tuple[Step, int]]) -> float:
-    """P(composed loss = +∞) = 1 − Π (1 − inf_mass)^count."""
+def _inf_mass_of(ds: Sequence[tuple[Step | Profile, int]]) -> float:
+    """P(composed loss = +∞) = 1 − Π (1 − inf_mass)^count, for discretised steps or for the
+    true pairs (profiles)."""
     p_fin = 0.0
     for d, c in ds:
         if d.inf_mass >= 1.0:
@@ -739,20 +730,28 @@ def _inf_mass_of(ds: list[tuple[Step, int]]) -> float:
     return -math.expm1(p_fin)
 
 
-def _window_width(up: list[tuple[Step, int]], lam: float, sd: float) -> float:
-    """Width of the window :func:`_answer` needs at tilt λ (the same Chernoff edges)."""
+def _window_edges(up: list[tuple[Step, int]], lam: float, sd: float) -> tuple[float, float, np.ndarray]:
+    """(z_lo, z_hi, tilts) of the window at tilt λ: Chernoff's bound on the tilted composed law
+    leaves at most e^{-_WINDOW_TAIL} outside [z_lo, z_hi] on each side; the tilts that gave the
+    edges (and their neighbours) serve the wrap-around bound."""
     ss = np.geomspace(0.05, 400.0, 10) / sd
     k_all = _log_k_many(up, np.concatenate([[lam], lam + ss, lam - ss]))
     k0 = float(k_all[0])
     with np.errstate(invalid="ignore", over="ignore"):
-        z_hi = float(np.nanmin((k_all[1:1 + ss.size] - k0 + _WINDOW_TAIL) / ss))
-        z_lo = float(np.nanmax(-(k_all[1 + ss.size:] - k0 + _WINDOW_TAIL) / ss))
-    return z_hi - z_lo
+        hi_c = (k_all[1:1 + ss.size] - k0 + _WINDOW_TAIL) / ss
+        lo_c = -(k_all[1 + ss.size:] - k0 + _WINDOW_TAIL) / ss
+        z_hi = float(np.nanmin(hi_c))
+        z_lo = float(np.nanmax(lo_c))
+    ih = int(np.nanargmin(hi_c)) if np.isfinite(hi_c).any() else 0
+    il = int(np.nanargmax(lo_c)) if np.isfinite(lo_c).any() else 0
+    s_grid = np.concatenate([ss[max(ih - 1, 0):ih + 2], -ss[max(il - 1, 0):il + 2]])
+    return z_lo, z_hi, s_grid
 
 
 def _fit_tilt(up: list[tuple[Step, int]], lam: float, mean: float, sd: float,
-              h: float) -> tuple[float, float, float]:
-    """A tilt whose window fits in the longest transform at grid width h: (λ, mean, sd).
+              h: float) -> tuple[float, float, float, tuple[float, float, np.ndarray] | None]:
+    """A tilt whose window fits in the longest transform at grid width h: (λ, mean, sd, and
+    the window's edges at that tilt for :func:`_answer`, None when they were not computed).
 
     The RDP-optimal tilt can move the composed law onto a heavy tail (a subsampled Gaussian
     with small σ and q: the tilted steps are mixtures of the bulk near 0 and a far tail), whose
@@ -760,42 +759,32 @@ def _fit_tilt(up: list[tuple[Step, int]], lam: float, mean: float, sd: float,
     window. Any tilt is valid: a smaller one narrows the law, at the price of the round-off's
     relative weight at tiny δ (bounded, and counted, as always).
     """
+    edges: tuple[float, float, np.ndarray] | None = _window_edges(up, lam, sd)
     for _ in range(12):
-        w = _window_width(up, lam, sd)
+        assert edges is not None
+        w = edges[1] - edges[0]
         if math.isfinite(w) and w / h <= 0.9 * MAX_FFT:
             break
         lam *= 0.6
         mean, var = _moments(up, lam)
         if not (math.isfinite(mean) and math.isfinite(var)):
+            edges = None
             break
         sd = math.sqrt(var)
-    return lam, mean, sd
+        edges = _window_edges(up, lam, sd)
+    return lam, mean, sd, edges
 
 
 def _answer(up: list[tuple[Step, int]], low_of: Any, lam: float,
             mean: float, sd: float, h: float, *, log_delta: float | None,
-            eps: float | None, below: float = -math.inf) -> tuple[float, float] | None:
+            eps: float | None, below: float = -math.inf,
+            edges: tuple[float, float, np.ndarray] | None = None) -> tuple[float, float] | None:
     """(lower, upper) on this grid, or None. ``low_of()`` gives the optimistic steps (built
     only when needed: not when the upper bound is already at or below ``below``, a lower
     bound from another direction, since then this direction cannot change the answer)."""
-    # Window from Chernoff's bound on the tilted composed law: outside [z_lo, z_hi] it carries
-    # at most e^{-_WINDOW_TAIL} on each side (so the wrap-around allowance stays negligible).
-    ss = np.geomspace(0.05, 400.0, 10) / sd
-    k_all = _log_k_many(up, np.concatenate([[lam], lam + ss, lam - ss]))
-    k0 = float(k_all[0])
-    up_k = k_all[1:1 + ss.size] - k0
-    dn_k = k_all[1 + ss.size:] - k0
-    with np.errstate(invalid="ignore", over="ignore"):
-        hi_c = (up_k + _WINDOW_TAIL) / ss
-        lo_c = -(dn_k + _WINDOW_TAIL) / ss
-        z_hi = float(np.nanmin(hi_c))
-        z_lo = float(np.nanmax(lo_c))
-    # the tilts that gave the edges (and their neighbours) serve the wrap-around bound
-    ih = int(np.nanargmin(hi_c)) if np.isfinite(hi_c).any() else 0
-    il = int(np.nanargmax(lo_c)) if np.isfinite(lo_c).any() else 0
-    pick_h = ss[max(ih - 1, 0):ih + 2]
-    pick_l = ss[max(il - 1, 0):il + 2]
-    s_grid = np.concatenate([pick_h, -pick_l])
+    # the window (so that the wrap-around allowance stays negligible), unless already computed
+    # for this tilt and these steps
+    z_lo, z_hi, s_grid = edges if edges is not None else _window_edges(up, lam, sd)
     half = _WINDOW_SIGMAS * sd
     center = mean
     if eps is not None:
@@ -945,7 +934,7 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
         return hit
     dirs = _directions(its)
     for prof in dirs:
-        p_inf = _profile_inf_mass(prof)
+        p_inf = _inf_mass_of(prof)
         if p_inf >= d:
             # the +∞ mass of the loss alone exceeds δ: no finite ε exists (δ(ε) ≥ P(Z = ∞) > δ);
             # the lower end is ∞ too unless the comparison is within rounding

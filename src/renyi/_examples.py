@@ -69,7 +69,7 @@ def example_path(name: str) -> Path:
     for e in examples():
         if name in (e.name, e.path.name):
             return e.path
-    from .errors import DomainError
+    from renyi.core.errors import DomainError
 
     names = ", ".join(e.name for e in examples()) or "none"
     raise DomainError(f"example must be one of {names}; got {name!r}", name="example", value=name)

@@ -1,39 +1,8 @@
-"""scipy submodules imported on first use.
+"""Moved to :mod:`renyi.core._lazy`; this path stays as a thin re-export (the same module object)."""
 
-Importing ``scipy.special`` costs about a quarter of a second (it pulls in scipy's array-API
-layer), more than a whole DP-SGD ε computation. Modules that need scipy in only some of their
-functions name it through these proxies, so that it is imported by the first function that
-actually calls into it and never at ``import renyi...`` time.
-"""
+import sys
 
-from __future__ import annotations
+from renyi.core import _lazy as _moved
+from renyi.core._lazy import *  # noqa: F401,F403  (the public names, for type checkers)
 
-import importlib
-from types import ModuleType
-from typing import Any
-
-__all__ = ["special", "optimize", "integrate", "linalg"]
-
-
-class _LazyModule:
-    __slots__ = ("_name", "_module")
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._module: ModuleType | None = None
-
-    def __getattr__(self, attr: str) -> Any:
-        mod = self._module
-        if mod is None:
-            mod = importlib.import_module(self._name)
-            self._module = mod
-        return getattr(mod, attr)
-
-    def __repr__(self) -> str:
-        return f"<lazy module {self._name!r}>"
-
-
-special: Any = _LazyModule("scipy.special")
-optimize: Any = _LazyModule("scipy.optimize")
-integrate: Any = _LazyModule("scipy.integrate")
-linalg: Any = _LazyModule("scipy.linalg")
+sys.modules[__name__] = _moved

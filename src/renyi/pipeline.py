@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import DomainError
-from ._names import canonical_keywords
+from renyi.core.errors import DomainError
+from renyi.core._names import canonical_keywords
 
 __all__ = [
     "PipelineError",
@@ -82,7 +82,7 @@ class Sampling:
         if self.scheme == "poisson":
             return "Poisson sampling, add/remove neighbours"
         if self.scheme == "allocation":
-            from .allocation import THEOREM
+            from renyi.sampling.allocation import THEOREM
 
             return (f"random allocation, k = {self.k} of t = {self.steps} steps per epoch (count = epochs), "
                     f"add/remove neighbours; {THEOREM}")
@@ -159,7 +159,7 @@ class Pipeline:
 
     def relation(self) -> str:
         """The neighbouring relation of the pipeline's total (and of its budget)."""
-        from ._neighbouring import common_relation
+        from renyi.guarantees.neighbouring import common_relation
 
         return self.neighbouring or common_relation(self.items())
 
@@ -170,8 +170,8 @@ class Pipeline:
         Raises:
             NeighbouringError: an item cannot be stated under the pipeline's relation.
         """
-        from ._neighbouring import align, to_relation, words
-        from .errors import NeighbouringError
+        from renyi.guarantees.neighbouring import align, to_relation, words
+        from renyi.core.errors import NeighbouringError
 
         relation = self.relation()
         try:
@@ -234,7 +234,7 @@ def _mech(family: str, cls: str) -> Callable[[dict[str, Any]], Any]:
 
 def _guarantee(cls: str) -> Callable[[dict[str, Any]], Any]:
     def build(kw: dict[str, Any]) -> Any:
-        from . import definitions
+        from renyi import guarantees as definitions
 
         return getattr(definitions, cls)(**kw)
 
@@ -243,7 +243,7 @@ def _guarantee(cls: str) -> Callable[[dict[str, Any]], Any]:
 
 def _randomized_response(kw: dict[str, Any]) -> Any:
     try:
-        from .mechanisms.randomized_response import RandomizedResponse
+        from renyi.mechanisms.randomized_response import RandomizedResponse
     except ImportError:
         raise PipelineError("RandomizedResponse is not available in this version of renyi") from None
     if "p" in kw:
@@ -252,8 +252,8 @@ def _randomized_response(kw: dict[str, Any]) -> Any:
 
 
 def _rdp_points(kw: dict[str, Any]) -> Any:
-    from ._neighbouring import DEFAULT, check_neighbouring, with_relation
-    from .definitions import RDP
+    from renyi.guarantees.neighbouring import DEFAULT, check_neighbouring, with_relation
+    from renyi.guarantees import RDP
 
     nb = check_neighbouring(kw.get("neighbouring", DEFAULT))
     if "alpha" in kw:
@@ -422,7 +422,7 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     if not (0.0 <= float(rate) <= 1.0) or math.isnan(rate):
         raise PipelineError(f"{where}: sampling rate must be in [0, 1]; got {rate!r}")
     try:
-        from . import subsampling
+        from renyi.sampling import subsampling
     except ImportError:
         raise PipelineError(f"{where}: subsampling is not available in this version of renyi") from None
     cls = subsampling.PoissonSubsampled if scheme == "poisson" else subsampling.SubsampledWithoutReplacement
@@ -436,7 +436,7 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
 def _apply_sampler(where: str, mech: Any, scheme: str, raw: Mapping[str, Any]) -> tuple[Any, Sampling]:
     """Random allocation ({steps, k} or {rate} = k/t), shuffling ({steps}) and truncated Poisson
     ({rate, max_batch, dataset_size}); ``count`` is epochs for the first two, steps for the last."""
-    from . import allocation, truncation
+    from renyi.sampling import allocation, truncation
 
     def need_int(key: str) -> int:
         if key not in raw:
@@ -542,8 +542,8 @@ def _vector_release(where: str, t: Any, raw: Mapping[str, Any],
 def _count_of_epochs(where: str, raw: Mapping[str, Any], sampling: Sampling | None, count: int) -> int:
     """``epochs`` passes over the data at the sampling rate: epochs/q runs (rounded up; an exact
     fraction when the rate is batch_size/dataset_size). Must agree with ``count`` if both are given."""
-    from .dpsgd import schedule
-    from .errors import DomainError
+    from renyi.accounting.dpsgd import schedule
+    from renyi.core.errors import DomainError
 
     if sampling is None:
         raise PipelineError(f"{where}: epochs needs sampling (the number of runs is epochs / rate)")

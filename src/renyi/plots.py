@@ -139,10 +139,10 @@ def compositions_data(sigma: float, *, sensitivity: float = 1.0, delta: float = 
     Returns a dict with ``counts`` and one array per series (``exact``, ``rdp``, ``rdp_classic``,
     ``zcdp``, ``rdp_fixed_<α>``, ``advanced``, ``basic``), each a valid upper bound on ε.
     """
-    from . import conversions as conv
-    from .composition import advanced_composition
-    from .definitions import GDP, ZCDP
-    from .mechanisms import Gaussian
+    from renyi.guarantees import conversions as conv
+    from renyi.guarantees.composition import advanced_composition
+    from renyi.guarantees import GDP, ZCDP
+    from renyi.mechanisms import Gaussian
 
     g = Gaussian(sigma, sensitivity)
     mu = float(g.guarantee.mu)
@@ -222,7 +222,7 @@ def compositions_figure(sigma: float, *, sensitivity: float = 1.0, delta: float 
 # RDP curve with its witness order
 # --------------------------------------------------------------------------------------
 def _curve_parts(report: Any) -> tuple[Any, float]:
-    from .definitions import ApproxRDP
+    from renyi.guarantees import ApproxRDP
 
     curve = report.curve
     d = report.delta
@@ -240,9 +240,9 @@ def _orders_for(witness: float | None) -> np.ndarray:
 
 
 def _draw_rdp(ax: Any, report: Any, *, per_mechanism: bool = True, compact: bool = False) -> None:
-    from . import conversions as conv
-    from .composition import as_guarantee
-    from .report import _as_curve, _plain_curve
+    from renyi.guarantees import conversions as conv
+    from renyi.guarantees.composition import as_guarantee
+    from renyi.report import _as_curve, _plain_curve
 
     curve, dconv = _curve_parts(report)
     wit = report.rdp_witness
@@ -267,7 +267,7 @@ def _draw_rdp(ax: Any, report: Any, *, per_mechanism: bool = True, compact: bool
     rdp_route = report.route_by_key("rdp")
     if wit is not None and math.isfinite(wit):
         ax.axvline(wit, color="#444444", lw=0.9, ls=":")
-        from .cli._format import fmt_up
+        from renyi.core.formatting import fmt_up
 
         # The witness is named in the legend (placed clear of the lines), never on the curve.
         ax.plot([wit], [rdp_route.epsilon], marker="o", color=COLOURS["advanced"], ms=6, zorder=5, ls="none",
@@ -317,9 +317,9 @@ def _name(report: Any) -> str:
 # Privacy profile δ(ε)
 # --------------------------------------------------------------------------------------
 def _profile_series(report: Any, points: int, progress: Any) -> dict[str, Any]:
-    from .report import _zcdp_of  # the same routes the report used
+    from renyi.report import _zcdp_of  # the same routes the report used
     import renyi
-    from .composition import as_guarantee
+    from renyi.guarantees.composition import as_guarantee
 
     eps_max = max(2.0 * report.epsilon, 1.0) if math.isfinite(report.epsilon) else 10.0
     grid = np.linspace(0.0, eps_max, points)
@@ -369,7 +369,7 @@ def profile_figure(report: Any, *, points: int = 60, progress: Any = None) -> Fi
 
 
 def _up(x: float) -> str:
-    from .cli._format import fmt_up
+    from renyi.core.formatting import fmt_up
 
     return fmt_up(x)
 
@@ -383,7 +383,7 @@ def plrv_figure(mechanism: Any, *, orders: Sequence[float] = (1.0, 2.0, 3.0, 8.0
     """The distribution of the privacy loss Z of ``mechanism`` with the log of the α-power
     means of e^Z marked: α → 1 the mean (KL), α = 2 the log of the arithmetic mean of e^Z,
     α = ∞ the worst case. Higher orders weigh the bad tail of Z more."""
-    from . import plrv as plrv_mod
+    from renyi.divergences import plrv as plrv_mod
 
     loss = mechanism.privacy_loss()
     with np.errstate(divide="ignore"):
@@ -473,8 +473,8 @@ def tradeoff_data(composition: Any, *, points: int = 60, log_fpr: bool = False) 
         points: number of false-positive rates.
         log_fpr: FPRs spaced logarithmically from 1e-5 (else linearly from 0).
     """
-    from . import routes
-    from .errors import ConversionError
+    from renyi.accounting import routes
+    from renyi.core.errors import ConversionError
 
     if log_fpr:
         fpr = np.geomspace(1e-5, 1.0, points)
@@ -580,7 +580,7 @@ def _labels(items: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
     if labels is None:
         return [_item_label(it) for it in items]
     if len(labels) != len(items):
-        from .errors import DomainError
+        from renyi.core.errors import DomainError
 
         raise DomainError(f"labels must give one label per item ({len(items)}); got {len(labels)}",
                           name="labels", value=labels)
@@ -589,7 +589,7 @@ def _labels(items: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
 
 def _check_items(items: Sequence[Any]) -> None:
     if not items:
-        from .errors import DomainError
+        from renyi.core.errors import DomainError
 
         raise DomainError("give at least one guarantee or mechanism to plot; got none", name="items")
 
@@ -615,8 +615,8 @@ def epsilon_vs_count(*items: Any, delta: float = 1e-5, max_count: int = 1000, po
         The figure drawn on. Every plotted ε is the library's valid upper bound
         (``renyi.compose((item, k)).epsilon(delta)``).
     """
-    from ._validation import PROBABILITY_OPEN, check_int
-    from .composition import compose
+    from renyi.core._validation import PROBABILITY_OPEN, check_int
+    from renyi.guarantees.composition import compose
 
     _check_items(items)
     delta = PROBABILITY_OPEN.check("delta", delta)
@@ -651,8 +651,8 @@ def rdp_curve(*items: Any, orders: Sequence[float] | None = None, labels: Sequen
     Returns:
         The figure drawn on; orders where a curve is infinite are left out of its line.
     """
-    from ._validation import ORDER
-    from .composition import compose
+    from renyi.core._validation import ORDER
+    from renyi.guarantees.composition import compose
 
     _check_items(items)
     names = _labels(items, labels)
@@ -685,8 +685,8 @@ def privacy_profile(*items: Any, epsilons: Sequence[float] | None = None, labels
     Returns:
         The figure drawn on. Each δ is the library's valid upper bound (``item.delta(ε)``).
     """
-    from ._validation import NONNEGATIVE
-    from .composition import compose
+    from renyi.core._validation import NONNEGATIVE
+    from renyi.guarantees.composition import compose
 
     _check_items(items)
     names = _labels(items, labels)

@@ -29,7 +29,7 @@ status.
     >>> r = compute_report(p)
     >>> r.route, r.method
     ('exact', 'exact Gaussian (BW18 Thm 8 / GDP)')
-    >>> r.epsilon == renyi.compose((p.entries[0].mechanism, 1000)).epsilon(1e-5)
+    >>> r.epsilon == compose((p.entries[0].mechanism, 1000)).epsilon(1e-5)
     True
 """
 
@@ -40,13 +40,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import renyi
-
-from . import routes as _routes
-from .composition import as_guarantee
-from .definitions import RDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee
-from .errors import ConversionError, DomainError
-from .pipeline import Entry, Pipeline
+from renyi.accounting import routes as _routes
+from renyi.guarantees.composition import as_guarantee, compose
+from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
+from renyi.guarantees import RDP, ApproxDP, ApproxRDP, ApproxZCDP, Guarantee
+from renyi.core.errors import ConversionError, DomainError
+from renyi.pipeline import Entry, Pipeline
 
 __all__ = ["Route", "Share", "BudgetStatus", "Report", "compute_report", "ROUTES", "total_guarantee",
            "rdp_guarantee"]
@@ -116,10 +115,10 @@ class Share:
 
 def noise_half_width(mechanism: Any, coverage: float = 0.95) -> float | None:
     """The interval half-width of one answer's noise (base noise of a subsampled mechanism), or None."""
-    from .accuracy import half_width
+    from renyi.accounting.accuracy import half_width
 
     m = mechanism
-    while not isinstance(m, (renyi.Gaussian, renyi.Laplace, renyi.DiscreteGaussian, renyi.DiscreteLaplace)):
+    while not isinstance(m, (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace)):
         m = getattr(m, "mechanism", None)
         if m is None:
             return None
@@ -190,13 +189,13 @@ class Report:
 
     def _repr_html_(self) -> str:
         """An HTML table of the report (Jupyter shows it for a bare ``report``)."""
-        from ._display import report_html
+        from renyi.core.display import report_html
 
         return report_html(self)
 
     def __rich__(self) -> Any:
         """The report as rich tables (``rich.print(report)``), as ``renyi report`` prints it."""
-        from ._display import report_rich
+        from renyi.core.display import report_rich
 
         return report_rich(self)
 
@@ -244,13 +243,13 @@ def _j(x: Any) -> Any:
 def total_guarantee(pipeline: Pipeline) -> Guarantee:
     """The library's composition of the whole pipeline (``renyi.compose``), stated under the
     pipeline's neighbouring relation (:meth:`Pipeline.relation`)."""
-    total: Guarantee = renyi.compose(*pipeline.aligned_items())
+    total: Guarantee = compose(*pipeline.aligned_items())
     return total
 
 
 def neighbouring_note(pipeline: Pipeline, aligned: list[tuple[Any, int]] | None = None) -> str:
     """The pipeline's neighbouring relation in words, naming the entries converted to it."""
-    from ._neighbouring import words
+    from renyi.guarantees.neighbouring import words
 
     relation = pipeline.relation()
     aligned = pipeline.aligned_items() if aligned is None else aligned
@@ -269,7 +268,7 @@ def neighbouring_note(pipeline: Pipeline, aligned: list[tuple[Any, int]] | None 
 def rdp_guarantee(pipeline: Pipeline) -> Guarantee:
     """The pipeline's RDP curve (``RDP``, or ``ApproxRDP`` when a mechanism has a δ), under the
     pipeline's neighbouring relation."""
-    return renyi.compose(*[(_routes._as_curve(as_guarantee(o)), k) for o, k in pipeline.aligned_items()])
+    return compose(*[(_routes._as_curve(as_guarantee(o)), k) for o, k in pipeline.aligned_items()])
 
 
 def _plain_curve(g: Guarantee) -> RDP:
@@ -428,7 +427,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
 def _gdp_statement(it: Any) -> Any:
     """The tightest certified μ-GDP statement (:func:`renyi.pld.gdp_mu`), None where none is
     known (no PLD engine, a mechanism without a known loss, or no finite μ)."""
-    from .errors import ConversionError
+    from renyi.core.errors import ConversionError
 
     pld = _routes.pld_available()
     if pld is None:
@@ -481,8 +480,8 @@ def _budget_status(pipeline: Pipeline, delta: float, best: Route, total: Guarant
     b = pipeline.budget
     if b is None:
         return None
-    from .accountant import check_budget
-    from .definitions import ZCDP, PureDP
+    from renyi.budget.accountant import check_budget
+    from renyi.guarantees import ZCDP, PureDP
 
     items = [(e.mechanism, e.count) for e in pipeline.entries]
     if b.rho is not None:

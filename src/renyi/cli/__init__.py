@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import typer
 
-from . import accuracy as _accuracy
-from . import convert as _convert
-from . import examples as _examples
-from . import ledger as _ledger
-from . import limits as _limits
-from . import mechanism as _mechanism
-from . import plot as _plot
-from . import release as _release
-from . import report as _report
+from renyi.cli import accuracy as _accuracy
+from renyi.cli import convert as _convert
+from renyi.cli import examples as _examples
+from renyi.cli import ledger as _ledger
+from renyi.cli import limits as _limits
+from renyi.cli import mechanism as _mechanism
+from renyi.cli import plot as _plot
+from renyi.cli import release as _release
+from renyi.cli import report as _report
 
 __all__ = ["app", "main"]
 
@@ -73,7 +73,7 @@ def _root(
 
 def main() -> None:
     """Entry point of the ``renyi`` console script."""
-    from ._common import one_line_warnings
+    from renyi.cli._common import one_line_warnings
 
     one_line_warnings()
     app()

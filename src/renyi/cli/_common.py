@@ -55,7 +55,7 @@ def user_errors() -> Iterator[None]:
     except CLIError as e:
         raise fail(str(e), e.code) from None
     except Exception as e:  # classify without importing renyi at module import time
-        from renyi.errors import ConversionError, DomainError, RenyiError
+        from renyi.core.errors import ConversionError, DomainError, RenyiError
 
         if isinstance(e, (DomainError, ConversionError)):
             raise fail(str(e), EXIT_USER) from None

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._common import EXIT_FAIL, EXIT_USER, CLIError
+from renyi.cli._common import EXIT_FAIL, EXIT_USER, CLIError
 
 SUFFIXES = (".png", ".svg", ".pdf")
 

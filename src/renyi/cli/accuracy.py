@@ -8,8 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import EXIT_USER, CLIError, console, print_json, user_errors
-from ._format import fmt_down, fmt_num, fmt_up
+from renyi.cli._common import EXIT_USER, CLIError, console, print_json, user_errors
+from renyi.core.formatting import fmt_down, fmt_num, fmt_up
 
 
 class Noise(str, Enum):
@@ -81,7 +81,7 @@ def accuracy(
         renyi accuracy discrete-laplace --scale 4 --coverage 0.9 --json
     """
     with user_errors():
-        from renyi import accuracy as acc
+        from renyi.accounting import accuracy as acc
 
         if beta is not None and coverage is not None:
             raise CLIError("give --beta or --coverage, not both", EXIT_USER)
@@ -210,7 +210,7 @@ def allocate(
     """
     with user_errors():
         from renyi import PureDP, ZCDP
-        from renyi import accuracy as acc
+        from renyi.accounting import accuracy as acc
 
         if (rho is None) == (epsilon is None):
             raise CLIError("give exactly one of --rho and --epsilon", EXIT_USER)

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import EXIT_USER, CLIError, console, print_json, user_errors
-from ._format import fmt_down, fmt_num, fmt_up
+from renyi.cli._common import EXIT_USER, CLIError, console, print_json, user_errors
+from renyi.core.formatting import fmt_down, fmt_num, fmt_up
 
 
 class Source(str, Enum):
@@ -36,7 +36,7 @@ DEFAULT_ORDERS = (1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0, math.inf)
 def _source(src: Source, epsilon: float | None, delta: float | None, rho: float | None, xi: float | None,
             alpha: float | None, mu: float | None, tau: float | None) -> tuple[Any, bool]:
     """The guarantee, and whether ``--delta`` was consumed as one of its parameters."""
-    from renyi.definitions import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxZCDP, PureDP
+    from renyi.guarantees import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxZCDP, PureDP
 
     def need(name: str, v: Any) -> Any:
         if v is None:
@@ -94,7 +94,7 @@ def convert(
         renyi convert mcdp --mu 0.6 --tau 1 --to rdp --orders 2,8,32
     """
     with user_errors():
-        from renyi.definitions import ApproxDP, ApproxZCDP
+        from renyi.guarantees import ApproxDP, ApproxZCDP
 
         g, delta_used = _source(source, epsilon, delta, rho, xi, alpha, mu, tau)
         at_delta = target_delta if target_delta is not None else (None if delta_used else delta)
@@ -121,7 +121,7 @@ def convert(
             if isinstance(g, ApproxDP) and float(g.delta) > 0:
                 # Read as a target first: the largest plain ρ whose ρ-zCDP implies this (ε, δ)
                 # (what a zCDP budget may spend); then the δ-approximate zCDP it implies.
-                from renyi.conversions import zcdp_rho_for
+                from renyi.guarantees.conversions import zcdp_rho_for
 
                 pr = zcdp_rho_for(float(g.epsilon), float(g.delta))
                 out.update(plain_rho=pr)
@@ -153,7 +153,7 @@ def convert(
             out.update(epsilon=e)
             text = f"ε ≤ {fmt_up(e)} (pure DP)"
         else:
-            from renyi.definitions import GDP
+            from renyi.guarantees import GDP
 
             if not isinstance(g, GDP):
                 raise CLIError(f"no conversion from {source.value} to GDP: only Gaussian-DP guarantees are μ-GDP",

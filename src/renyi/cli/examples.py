@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import console, print_json, user_errors
+from renyi.cli._common import console, print_json, user_errors
 
 
 def examples(

@@ -14,8 +14,8 @@ from typing import IO, Annotated, Any, Optional
 
 import typer
 
-from ._common import EXIT_FAIL, EXIT_USER, CLIError, console, jsonable, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from renyi.cli._common import EXIT_FAIL, EXIT_USER, CLIError, console, jsonable, print_json, user_errors
+from renyi.core.formatting import fmt_num, fmt_up
 
 app = typer.Typer(help="Inspect an accountant's ledger (a SQLite file): show, export or verify it.",
                   no_args_is_help=True, rich_markup_mode=None)
@@ -28,8 +28,8 @@ class Format(str, Enum):
 
 def _open(path: Path) -> Any:
     """A ledger opened for reading, never creating or modifying it."""
-    from renyi.errors import LedgerError
-    from renyi.ledger import open_readonly
+    from renyi.core.errors import LedgerError
+    from renyi.budget.ledger import open_readonly
 
     p = os.fspath(path)
     if not os.path.exists(p):
@@ -53,8 +53,8 @@ def _totals(led: Any, delta: float | None) -> dict[str, Any]:
     (continuous orders rather than the grid) and the smaller ε, both valid, is reported.
     """
     import renyi
-    from renyi.accountant import replay
-    from renyi.ledger import guarantee_from_json
+    from renyi.budget.accountant import replay
+    from renyi.budget.ledger import guarantee_from_json
 
     header = led.header
     acct = replay(header, led.iter_rows(0))
@@ -143,7 +143,7 @@ def show(
     """
     with user_errors():
         if delta is not None:
-            from renyi._validation import PROBABILITY_OPEN
+            from renyi.core._validation import PROBABILITY_OPEN
 
             delta = PROBABILITY_OPEN.check("delta", delta)
         with _closing(_open(path)) as led:
@@ -297,8 +297,8 @@ def verify(
         renyi ledger verify spend.db
     """
     with user_errors():
-        from renyi.errors import LedgerError
-        from renyi.ledger import verify as _verify
+        from renyi.core.errors import LedgerError
+        from renyi.budget.ledger import verify as _verify
 
         p = os.fspath(path)
         if not os.path.exists(p):

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import console, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from renyi.cli._common import console, print_json, user_errors
+from renyi.core.formatting import fmt_num, fmt_up
 
 app = typer.Typer(
     help="Lower bounds for zCDP (Bun & Steinke 2016, §6) beside what the Gaussian mechanism achieves.",
@@ -80,7 +80,7 @@ def histogram(
         import math
 
         from renyi import ZCDP
-        from renyi import limits as lim
+        from renyi.accounting import limits as lim
 
         nb = neighbouring.value.replace("-", "_")
         n_min = lim.histogram_min_n(keys, rho, beta, xi=xi, neighbouring=nb)
@@ -120,7 +120,7 @@ def marginals(
     with user_errors():
         import math
 
-        from renyi import limits as lim
+        from renyi.accounting import limits as lim
 
         nb = neighbouring.value.replace("-", "_")
         out: dict[str, Any] = {
@@ -157,7 +157,7 @@ def information(
     """
     with user_errors():
         from renyi import ZCDP
-        from renyi import limits as lim
+        from renyi.accounting import limits as lim
 
         nb = neighbouring.value.replace("-", "_")
         val = lim.mutual_information_bound(ZCDP(rho, xi), n, block=block, neighbouring=nb)

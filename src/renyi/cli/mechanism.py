@@ -8,8 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
-from ._format import fmt_down, fmt_num, fmt_up
+from renyi.cli._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
+from renyi.core.formatting import fmt_down, fmt_num, fmt_up
 
 
 class Mech(str, Enum):
@@ -244,7 +244,7 @@ def delta(
     """
     with user_errors():
         import renyi
-        from renyi import routes
+        from renyi.accounting import routes
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
         sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
@@ -318,10 +318,10 @@ def calibrate(
     """
     with user_errors():
         from renyi import compose
-        from renyi.definitions import RDP, ZCDP, ApproxDP
+        from renyi.guarantees import RDP, ZCDP, ApproxDP
 
         try:
-            from renyi.calibration import calibrate as lib_calibrate
+            from renyi.accounting.calibration import calibrate as lib_calibrate
         except ImportError:
             raise CLIError("calibration is not available in this version of renyi") from None
 
@@ -406,7 +406,7 @@ def _rate_of(sched: _Schedule) -> float | None:
 def _runs(sched: _Schedule) -> int:
     if sched.steps is not None or sched.epochs is None:
         return sched.steps or 1
-    from renyi.dpsgd import schedule
+    from renyi.accounting.dpsgd import schedule
 
     if sched.batch_size is not None:
         return int(schedule(batch_size=sched.batch_size, dataset_size=sched.dataset_size,  # type: ignore[arg-type]
@@ -415,14 +415,14 @@ def _runs(sched: _Schedule) -> int:
 
 
 def _fmt_param(what: Solve, value: float) -> str:
-    from ._format import fmt_down
+    from renyi.core.formatting import fmt_down
 
     # More noise (σ, scale) is the safe side: round σ/scale up; ε, rate down.
     return fmt_up(value, 6) if what in (Solve.sigma, Solve.scale) else fmt_down(value, 6)
 
 
 def _achieved(g: Any, target: Any) -> dict[str, Any]:
-    from renyi.definitions import RDP, ZCDP, ApproxDP
+    from renyi.guarantees import RDP, ZCDP, ApproxDP
 
     if isinstance(target, ApproxDP):
         same = isinstance(g, ApproxDP) and float(g.delta) == float(target.delta)

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import DelayedProgress, console, print_json, user_errors
-from .mechanism import KOpt, Mech, POpt, ScaleOpt, SensOpt, SigmaOpt
+from renyi.cli._common import DelayedProgress, console, print_json, user_errors
+from renyi.cli.mechanism import KOpt, Mech, POpt, ScaleOpt, SensOpt, SigmaOpt
 
 app = typer.Typer(
     help="Figures: ε vs compositions, RDP curves, privacy profiles, the privacy loss distribution, "
@@ -52,7 +52,7 @@ def compositions(
         renyi plot compositions --sigma 5 --delta 1e-6 -o compositions.svg
     """
     with user_errors():
-        from ._plotting import check_output, save_figure
+        from renyi.cli._plotting import check_output, save_figure
 
         check_output(output)
         with DelayedProgress("computing ε for each k") as step:
@@ -82,7 +82,7 @@ def rdp(pipeline: PipeArg, output: OutOpt = Path("rdp.png"), delta: DeltaOpt = N
         renyi plot rdp examples/dpsgd.toml -o dpsgd-rdp.png
     """
     with user_errors():
-        from ._plotting import check_output, save_figure
+        from renyi.cli._plotting import check_output, save_figure
 
         check_output(output)
         r = _report(pipeline, delta)
@@ -101,7 +101,7 @@ def profile(pipeline: PipeArg, output: OutOpt = Path("profile.png"), delta: Delt
         renyi plot profile examples/census.toml -o census-profile.png
     """
     with user_errors():
-        from ._plotting import check_output, save_figure
+        from renyi.cli._plotting import check_output, save_figure
 
         check_output(output)
         r = _report(pipeline, delta)
@@ -127,11 +127,11 @@ def tradeoff(pipeline: PipeArg, output: OutOpt = Path("tradeoff.png"), delta: De
         renyi plot tradeoff examples/dpsgd.toml --log-fpr -o dpsgd-tradeoff.svg
     """
     with user_errors():
-        from ._plotting import check_output, save_figure
+        from renyi.cli._plotting import check_output, save_figure
 
         check_output(output)
         if points < 2:
-            from ._common import EXIT_USER, CLIError
+            from renyi.cli._common import EXIT_USER, CLIError
 
             raise CLIError(f"--points must be at least 2; got {points}", EXIT_USER)
         r = _report(pipeline, delta)
@@ -171,8 +171,8 @@ def plrv(
     with user_errors():
         from renyi.pipeline import build_mechanism
 
-        from ._plotting import check_output, save_figure
-        from .convert import _parse_orders
+        from renyi.cli._plotting import check_output, save_figure
+        from renyi.cli.convert import _parse_orders
 
         check_output(output)
         params = {k_: v for k_, v in {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k,

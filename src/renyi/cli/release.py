@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import DelayedProgress, console, print_json, user_errors
-from ._format import fmt_num, fmt_up
+from renyi.cli._common import DelayedProgress, console, print_json, user_errors
+from renyi.core.formatting import fmt_num, fmt_up
 
 
 def release(
@@ -45,7 +45,7 @@ def release(
             print_json(_as_json(r))
             return
         render_plan(r)
-        from .report import render_report
+        from renyi.cli.report import render_report
 
         render_report(r.report)
         c = console()

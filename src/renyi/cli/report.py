@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
-from ._format import fmt_down, fmt_num, fmt_pct, fmt_up
+from renyi.cli._common import EXIT_USER, CLIError, DelayedProgress, console, print_json, user_errors
+from renyi.core.formatting import fmt_down, fmt_num, fmt_pct, fmt_up
 
 
 def report(
@@ -47,7 +47,7 @@ def report(
         with DelayedProgress("computing report", total=8) as step:
             r = compute_report(p, delta=delta, progress=step)
         if plot is not None:
-            from ._plotting import save_figure
+            from renyi.cli._plotting import save_figure
 
             with DelayedProgress("drawing"):
                 save_figure("report", plot, report=r)

@@ -1,24 +1,6 @@
-"""Privacy definitions: one module per definition, each defining its guarantee value type."""
+"""Moved to :mod:`renyi.guarantees`; this path stays as a thin re-export."""
 
-from .approx import ApproxDP
-from .approx_zcdp import ApproxZCDP
-from .base import Conversion, Guarantee, ParameterValue
-from .gdp import GDP
-from .mcdp import MCDP
-from .pure import PureDP
-from .rdp import RDP, ApproxRDP
-from .zcdp import ZCDP
+import renyi.guarantees as _moved
+from renyi.guarantees import *  # noqa: F401,F403  (the public names, for type checkers)
 
-__all__ = [
-    "Guarantee",
-    "Conversion",
-    "ParameterValue",
-    "PureDP",
-    "ApproxDP",
-    "RDP",
-    "ApproxRDP",
-    "ZCDP",
-    "ApproxZCDP",
-    "MCDP",
-    "GDP",
-]
+globals().update({k: v for k, v in vars(_moved).items() if not k.startswith("__") or k == "__all__"})

@@ -1,74 +1,8 @@
-"""(μ, τ)-mean-concentrated differential privacy (Dwork & Rothblum 2016)."""
+"""Moved to :mod:`renyi.guarantees.mcdp`; this path stays as a thin re-export (the same module object)."""
 
-from __future__ import annotations
+import sys
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from renyi.guarantees import mcdp as _moved
+from renyi.guarantees.mcdp import *  # noqa: F401,F403  (the public names, for type checkers)
 
-import numpy as np
-from numpy.typing import ArrayLike
-
-from .. import conversions as conv
-from .._validation import NONNEGATIVE, ORDER, check_int
-from .._neighbouring import check_neighbouring
-from .base import Conversion, Guarantee, _check_delta, _check_epsilon, nb_repr
-
-if TYPE_CHECKING:  # pragma: no cover - annotations only (the modules import each other)
-    from .zcdp import ZCDP
-
-__all__ = ["MCDP"]
-
-
-@dataclass(frozen=True, slots=True)
-class MCDP(Guarantee):
-    """(μ, τ)-mCDP: E[Z] ≤ μ and Z − E[Z] is τ-subgaussian ([BS16] Def. 23, after [DR16]).
-
-    Not closed under post-processing ([BS16] §1.2). Converted through
-    (μ − τ²/2, τ²/2)-zCDP ([BS16] Lemma 24), tight for the Gaussian.
-
-    Examples:
-        >>> MCDP(0.6, 1.0).to_zcdp()
-        ZCDP(rho=0.5, xi=0.09999999999999998)
-    """
-
-    mu: float
-    tau: float
-    neighbouring: str = field(default="add_remove", kw_only=True)
-
-    definition = "mCDP"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", NONNEGATIVE.check("mu", self.mu))
-        object.__setattr__(self, "tau", NONNEGATIVE.check("tau", self.tau))
-        object.__setattr__(self, "neighbouring", check_neighbouring(self.neighbouring))
-
-    def __repr__(self) -> str:
-        return f"MCDP(mu={self.mu!r}, tau={self.tau!r}{nb_repr(self)})"
-
-    def rdp(self, alpha: ArrayLike) -> Any:
-        """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""
-        xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
-        out = np.maximum(0.0, conv.zcdp_to_rdp(rho, xi, ORDER.check_array("alpha", alpha)))
-        return float(out) if np.ndim(out) == 0 else out
-
-    def to_zcdp(self) -> ZCDP:
-        """(max(0, μ − τ²/2), τ²/2)-zCDP ([BS16] Lemma 24); clipping ξ at 0 only loosens it."""
-        from .zcdp import ZCDP
-
-        xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
-        return ZCDP(rho, max(0.0, xi))
-
-    def best_epsilon(self, delta: float) -> Conversion:
-        return self.to_zcdp().best_epsilon(_check_delta(delta))
-
-    def best_delta(self, epsilon: float) -> Conversion:
-        return self.to_zcdp().best_delta(_check_epsilon(epsilon))
-
-    def compose(self, k: int) -> MCDP:
-        """(kμ, √k·τ) ([DR16] composition of mCDP)."""
-        k = check_int("k", k)
-        return MCDP(k * self.mu, self.tau * k**0.5)
-
-    def group(self, k: int) -> ZCDP:
-        """Through zCDP: group privacy of (ξ, ρ)-zCDP ([BS16] Prop. 27)."""
-        return self.to_zcdp().group(k)
+sys.modules[__name__] = _moved

@@ -1,7 +1,6 @@
-"""Adapters to the libraries ML engineers train with (optional; the core never imports them).
+"""Moved to :mod:`renyi.training.integrations`; this path stays as a thin re-export."""
 
-* :mod:`renyi.integrations.opacus` — ``PrivacyEngine(accountant="renyi")`` (``pip install
-  renyi[opacus]``).
-* :mod:`renyi.integrations.dp_accounting` — a dp-accounting ``PrivacyAccountant`` and
-  ``DpEvent`` reader, for JAX and TensorFlow Privacy users (``pip install renyi[dp-accounting]``).
-"""
+import renyi.training.integrations as _moved
+from renyi.training.integrations import *  # noqa: F401,F403  (the public names, for type checkers)
+
+globals().update({k: v for k, v in vars(_moved).items() if not k.startswith("__") or k == "__all__"})

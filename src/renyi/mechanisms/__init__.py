@@ -1,12 +1,12 @@
 """Mechanisms: one module per family."""
 
-from .base import Mechanism
-from .discrete import DiscreteGaussian, DiscreteLaplace
-from .exponential import ExponentialMechanism
-from .gaussian import Gaussian
-from .laplace import Laplace
-from .ptr import ProposeTestRelease, ptr_mode
-from .randomized_response import RandomizedResponse
+from renyi.mechanisms.base import Mechanism
+from renyi.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from renyi.mechanisms.exponential import ExponentialMechanism
+from renyi.mechanisms.gaussian import Gaussian
+from renyi.mechanisms.laplace import Laplace
+from renyi.mechanisms.ptr import ProposeTestRelease, ptr_mode
+from renyi.mechanisms.randomized_response import RandomizedResponse
 
 __all__ = [
     "Mechanism",

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from numpy.typing import ArrayLike
 
-from ..definitions.base import Conversion, Guarantee, items_of, route_methods, with_items
-from .._names import MechanismMeta, accepts_neighboring
-from .._neighbouring import RELATIONS, check_neighbouring, to_relation, with_relation
-from ..errors import ConversionError
+from renyi.guarantees.base import Conversion, Guarantee, items_of, route_methods, with_items
+from renyi.core._names import MechanismMeta, accepts_neighboring
+from renyi.guarantees.neighbouring import RELATIONS, check_neighbouring, to_relation, with_relation
+from renyi.core import hooks
+from renyi.core.errors import ConversionError
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from ..definitions import RDP, ZCDP, ApproxDP
+    from renyi.guarantees import RDP, ZCDP, ApproxDP
 
 __all__ = ["Mechanism", "NEIGHBOURING_RELATIONS", "check_neighbouring"]
 
@@ -74,17 +75,13 @@ class Mechanism(metaclass=MechanismMeta):
         """The smallest valid ε at ``delta`` over the routes (or through ``method``)."""
         if method == "native":
             return self.guarantee.best_epsilon(delta, method="native")  # type: ignore[call-arg]
-        from .. import routes
-
-        return routes.best_epsilon(self, delta, method)
+        return hooks.call("best_epsilon", self, delta, method)  # type: ignore[no-any-return]
 
     def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         """The smallest valid δ at ``epsilon`` over the routes (or through ``method``)."""
         if method == "native":
             return self.guarantee.best_delta(epsilon, method="native")  # type: ignore[call-arg]
-        from .. import routes
-
-        return routes.best_delta(self, epsilon, method)
+        return hooks.call("best_delta", self, epsilon, method)  # type: ignore[no-any-return]
 
     def epsilon(self, delta: float, method: str | None = None) -> float:
         """The smallest valid ε at ``delta`` ∈ (0, 1): an upper bound on the true ε.
@@ -137,14 +134,14 @@ class Mechanism(metaclass=MechanismMeta):
         return self.guarantee.group(k)
 
     def __add__(self, other: object) -> Guarantee:
-        from ..composition import compose
+        from renyi.guarantees.composition import compose
 
         return compose(self, other)
 
     def __radd__(self, other: object) -> Guarantee:
         if isinstance(other, int) and other == 0:  # sum([...]) starts from 0
             return with_items(self.guarantee, items_of(self))
-        from ..composition import compose
+        from renyi.guarantees.composition import compose
 
         return compose(other, self)
 

@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from .._lazy import optimize, special
+from renyi.core._lazy import optimize, special
 
-from .. import _logmath as lm
-from .. import conversions as conv
-from .._values import CurveValue
-from .._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
-from ..definitions import RDP, ZCDP, Guarantee
-from ..definitions.base import Conversion, ParameterValue
-from ..errors import DomainError
-from .base import Mechanism, check_neighbouring
+from renyi.core import _logmath as lm
+from renyi.guarantees import conversions as conv
+from renyi.core._values import CurveValue
+from renyi.core._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
+from renyi.guarantees import RDP, ZCDP, Guarantee
+from renyi.guarantees.base import Conversion, ParameterValue
+from renyi.core.errors import DomainError
+from renyi.mechanisms.base import Mechanism, check_neighbouring
 
 __all__ = [
     "DiscreteGaussian",
@@ -337,8 +337,8 @@ class DiscreteGaussian(Mechanism):
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """value + 𝒩_ℤ(0, σ²) (exact sampler); integers in, int64 (or int) out, same shape."""
-        from .._release import add_noise
-        from ..samplers import sample_discrete_gaussian
+        from renyi.mechanisms._noise import add_noise
+        from renyi.mechanisms.samplers import sample_discrete_gaussian
 
         _check_scalar_release(self, value)
         s2 = self.sigma2
@@ -348,13 +348,13 @@ class DiscreteGaussian(Mechanism):
         """The discrete privacy loss of the worst scalar pair (shift Δ)."""
         if self.vector:
             return super(DiscreteGaussian, self).privacy_loss()
-        from ..plrv import DiscretePrivacyLoss
+        from renyi.divergences.plrv import DiscretePrivacyLoss
 
         s2 = float(self.sigma2)
         dlt = self.sensitivity
         m = int(math.ceil(40 * math.sqrt(s2))) + dlt + 2
         if m > _MAX_TERMS:
-            from ..errors import ConversionError
+            from renyi.core.errors import ConversionError
 
             raise ConversionError(f"sigma = {self.sigma} is too large to tabulate the privacy loss ({m} atoms)")
         x = np.arange(-m, m + 1, dtype=np.float64)
@@ -554,8 +554,8 @@ class DiscreteLaplace(Mechanism):
 
     def release(self, value: Any, rng: Any = None) -> Any:
         """value + DLap(t) (exact sampler); integers in, int64 (or int) out, same shape."""
-        from .._release import add_noise
-        from ..samplers import sample_discrete_laplace
+        from renyi.mechanisms._noise import add_noise
+        from renyi.mechanisms.samplers import sample_discrete_laplace
 
         _check_scalar_release(self, value)
         t = _as_positive_rational("scale", self.scale)
@@ -565,7 +565,7 @@ class DiscreteLaplace(Mechanism):
         """The finite privacy loss of the worst scalar pair (shift Δ)."""
         if self.vector:
             return super(DiscreteLaplace, self).privacy_loss()
-        from ..plrv import DiscretePrivacyLoss
+        from renyi.divergences.plrv import DiscretePrivacyLoss
 
         loss = _DLapLoss(1.0 / float(self.scale), self.sensitivity)
         return DiscretePrivacyLoss(loss.z, np.exp(loss.logp))

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _logmath as lm
-from .. import conversions as conv
-from .._values import CurveValue
-from .._validation import NONNEGATIVE, POSITIVE
-from ..definitions import RDP
-from ..definitions.base import ParameterValue
-from ..errors import DomainError
-from .base import Mechanism, check_neighbouring
+from renyi.core import _logmath as lm
+from renyi.guarantees import conversions as conv
+from renyi.core._values import CurveValue
+from renyi.core._validation import NONNEGATIVE, POSITIVE
+from renyi.guarantees import RDP
+from renyi.guarantees.base import ParameterValue
+from renyi.core.errors import DomainError
+from renyi.mechanisms.base import Mechanism, check_neighbouring
 
 __all__ = ["ExponentialMechanism", "bounded_range_kl", "bounded_range_rdp"]
 
@@ -177,8 +177,8 @@ class ExponentialMechanism(Mechanism):
         Returns:
             The chosen index in [0, len(utilities)).
         """
-        from .._release import as_real_array
-        from ..samplers import resolve_rng, uniform_int
+        from renyi.mechanisms._noise import as_real_array
+        from renyi.mechanisms.samplers import resolve_rng, uniform_int
 
         u = as_real_array(utilities, "utilities")
         if u.ndim != 1 or u.size == 0:

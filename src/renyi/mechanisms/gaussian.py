@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import POSITIVE
-from ..definitions import GDP
-from ..definitions.gdp import MU_MAX
-from ..errors import DomainError
-from .base import Mechanism, check_neighbouring
+from renyi.core._validation import POSITIVE
+from renyi.guarantees import GDP
+from renyi.guarantees.gdp import MU_MAX
+from renyi.core.errors import DomainError
+from renyi.mechanisms.base import Mechanism, check_neighbouring
 
 __all__ = ["Gaussian"]
 
@@ -71,18 +71,18 @@ class Gaussian(Mechanism):
         Floating-point caveat: textbook floating-point noise can leak through the low bits
         (Mironov 2012); for integer data prefer :class:`DiscreteGaussian`.
         """
-        from .._release import add_noise
+        from renyi.mechanisms._noise import add_noise
 
         return add_noise(value, lambda r, size: self.sigma * _normal(r, size), rng)
 
     def privacy_loss(self) -> Any:
-        from ..plrv import GaussianPrivacyLoss
+        from renyi.divergences.plrv import GaussianPrivacyLoss
 
         return GaussianPrivacyLoss(self.rho)
 
 
 def _normal(rng: Any, size: Any) -> np.ndarray:
-    from ..samplers import normal
+    from renyi.mechanisms.samplers import normal
 
     result: np.ndarray = normal(rng, size)
     return result

@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import conversions as conv
-from .._values import CurveValue
-from .._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN
-from ..definitions import RDP
-from ..definitions.base import Conversion, ParameterValue
-from ..divergences import laplace_rdp_curve as laplace_rdp
-from .base import Mechanism, check_neighbouring
-from .._names import accepts_neighboring
+from renyi.guarantees import conversions as conv
+from renyi.core._values import CurveValue
+from renyi.core._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN
+from renyi.guarantees import RDP
+from renyi.guarantees.base import Conversion, ParameterValue
+from renyi.divergences.closed_forms import laplace_rdp_curve as laplace_rdp
+from renyi.mechanisms.base import Mechanism, check_neighbouring
+from renyi.core._names import accepts_neighboring
 
 __all__ = ["Laplace", "laplace_rdp", "laplace_zcdp", "laplace_delta", "laplace_epsilon"]
 
@@ -168,21 +168,21 @@ class Laplace(Mechanism):
         Floating-point caveat: textbook floating-point Laplace noise leaks through its low
         bits (Mironov 2012); for integer data prefer :class:`DiscreteLaplace`.
         """
-        from .._release import add_noise
-        from ..samplers import laplace
+        from renyi.mechanisms._noise import add_noise
+        from renyi.mechanisms.samplers import laplace
 
         b = self.scale
         return add_noise(value, lambda r, size: b * laplace(r, size), rng)
 
     def privacy_loss(self) -> Any:
         """The Laplace privacy loss random variable with t = Δ/b (see the PLRV page of the documentation)."""
-        from ..plrv import LaplacePrivacyLoss
+        from renyi.divergences.plrv import LaplacePrivacyLoss
 
         return LaplacePrivacyLoss(self.sensitivity / self.scale)
 
 
 def _raise_ratio(sensitivity: float, scale: float) -> None:
-    from ..errors import DomainError
+    from renyi.core.errors import DomainError
 
     raise DomainError(
         f"sensitivity/scale must be finite; got sensitivity={sensitivity!r}, scale={scale!r}",

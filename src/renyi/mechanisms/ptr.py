@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import POSITIVE, PROBABILITY_OPEN
-from ..definitions import ApproxDP
-from ..definitions.base import Conversion, ParameterValue
-from ..errors import DomainError
-from .base import Mechanism, check_neighbouring
-from .._names import accepts_neighboring
+from renyi.core._validation import POSITIVE, PROBABILITY_OPEN
+from renyi.guarantees import ApproxDP
+from renyi.guarantees.base import Conversion, ParameterValue
+from renyi.core.errors import DomainError
+from renyi.mechanisms.base import Mechanism, check_neighbouring
+from renyi.core._names import accepts_neighboring
 
 __all__ = ["ProposeTestRelease", "ptr_mode", "mode_distance_swap", "mode_distance_add_remove", "bit_mode"]
 
@@ -111,7 +111,7 @@ class ProposeTestRelease(Mechanism):
         Raises:
             DomainError: if ``distance_fn`` returns NaN or a negative number.
         """
-        from ..samplers import laplace, resolve_rng
+        from renyi.mechanisms.samplers import laplace, resolve_rng
 
         gen = resolve_rng(rng)
         d = _check_distance(self.distance_fn(value))

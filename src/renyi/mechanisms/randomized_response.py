@@ -9,13 +9,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import conversions as conv
-from .._values import CurveValue
-from .._validation import NONNEGATIVE, PROBABILITY_OPEN, Interval, check_int
-from ..definitions import RDP
-from ..definitions.base import Conversion, ParameterValue
-from ..errors import DomainError
-from .base import Mechanism
+from renyi.guarantees import conversions as conv
+from renyi.core._values import CurveValue
+from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN, Interval, check_int
+from renyi.guarantees import RDP
+from renyi.guarantees.base import Conversion, ParameterValue
+from renyi.core.errors import DomainError
+from renyi.mechanisms.base import Mechanism
 
 __all__ = ["RandomizedResponse", "randomized_response_rdp"]
 
@@ -149,7 +149,7 @@ class RandomizedResponse(Mechanism):
     def privacy_loss(self) -> Any:
         """The exact loss on the worst pair: the output distributions for two different true
         categories (finite support; for k = 2 this is Z = ±ε)."""
-        from ..plrv import DiscretePrivacyLoss
+        from renyi.divergences.plrv import DiscretePrivacyLoss
 
         p_keep = self.truth_probability
         other = (1.0 - p_keep) / (self.k - 1)
@@ -215,7 +215,7 @@ class RandomizedResponse(Mechanism):
             The randomized category (same type for scalars; same shape, int64 or bool,
             for arrays).
         """
-        from ..samplers import resolve_rng, uniform_int
+        from renyi.mechanisms.samplers import resolve_rng, uniform_int
 
         gen = resolve_rng(rng)
         is_bool = isinstance(value, (bool, np.bool_)) or (np.asarray(value).dtype == np.bool_)
@@ -225,7 +225,7 @@ class RandomizedResponse(Mechanism):
         if is_bool:
             cats = arr.astype(np.int64)
         else:
-            from .._release import as_int_array
+            from renyi.mechanisms._noise import as_int_array
 
             cats = as_int_array(value)
             if cats.size and (int(cats.min()) < 0 or int(cats.max()) >= self.k):

@@ -22,10 +22,10 @@ import sys
 import types
 from typing import Any
 
-from .noise import QueryResult, add_noise
-from .plan import Measurement, Plan, QueryPlan, Sensitivity, derive_sensitivity, make_plan
-from .run import ReleaseResult, release, release_report
-from .spec import DataSpec, QuerySpec, ReleaseSpec, SpecError, load_spec, parse_spec
+from renyi.release.noise import QueryResult, add_noise
+from renyi.release.plan import Measurement, Plan, QueryPlan, Sensitivity, derive_sensitivity, make_plan
+from renyi.release.run import ReleaseResult, release, release_report
+from renyi.release.spec import DataSpec, QuerySpec, ReleaseSpec, SpecError, load_spec, parse_spec
 
 __all__ = [
     "release",

@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DomainError
-from .engine import Aggregates, Column, as_int64
-from .plan import Plan, QueryPlan
-from .spec import DataSpec, SpecError
+from renyi.core.errors import DomainError
+from renyi.release.engine import Aggregates, Column, as_int64
+from renyi.release.plan import Plan, QueryPlan
+from renyi.release.spec import DataSpec, SpecError
 
 __all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
 

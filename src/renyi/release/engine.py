@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .plan import Plan
+from renyi.release.plan import Plan
 
 __all__ = ["Engine", "Aggregates", "Column"]
 

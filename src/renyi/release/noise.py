@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .engine import Aggregates
-from .plan import Measurement, Plan, QueryPlan
+from renyi.release.engine import Aggregates
+from renyi.release.plan import Measurement, Plan, QueryPlan
 
 __all__ = ["QueryResult", "add_noise", "noise_query"]
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .noise import QueryResult
-from .spec import SpecError
+from renyi.release.noise import QueryResult
+from renyi.release.spec import SpecError
 
 __all__ = ["check_out_dir", "write_release", "write_csv", "write_parquet"]
 

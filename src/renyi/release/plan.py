@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import QuerySpec, ReleaseSpec
+from renyi.release.spec import QuerySpec, ReleaseSpec
 
 __all__ = ["Sensitivity", "Measurement", "QueryPlan", "Plan", "derive_sensitivity", "make_plan",
            "COVERAGE", "HOLD_BACK"]
@@ -186,9 +186,9 @@ class Plan:
 
 
 def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
-    from .. import calibrate
-    from ..definitions import ZCDP
-    from ..mechanisms import DiscreteGaussian, DiscreteLaplace
+    from renyi.accounting.calibration import calibrate
+    from renyi.guarantees import ZCDP
+    from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace
 
     if sens.l1 == 0.0:
         # Nothing can move the vector (bounds [0, 0]): any noise is private; use unit noise.
@@ -209,7 +209,7 @@ def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
 
 
 def _half_width(mechanism: Any, coverage: float) -> int:
-    from .. import accuracy
+    from renyi.accounting import accuracy
 
     return int(math.ceil(accuracy.half_width(mechanism, coverage=coverage, cells=1)))
 

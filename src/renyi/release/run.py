@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .noise import QueryResult, add_noise
-from .plan import COVERAGE, Plan, make_plan
-from .spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
+from renyi.release.noise import QueryResult, add_noise
+from renyi.release.plan import COVERAGE, Plan, make_plan
+from renyi.release.spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
 
 __all__ = ["ReleaseResult", "release", "resolve_spec", "release_report", "default_out_dir", "validate_columns"]
 
@@ -88,8 +88,8 @@ def release_report(plan: Plan) -> Any:
     The same report as ``renyi report`` (through every definition), with the release's ρ
     budget; each entry is one vector release (count 1), as parallel composition allows.
     """
-    from ..pipeline import Budget, Entry, Pipeline
-    from ..report import compute_report
+    from renyi.pipeline import Budget, Entry, Pipeline
+    from renyi.report import compute_report
 
     entries = []
     for m in plan.measurements:
@@ -131,8 +131,8 @@ def validate_columns(plan: Plan, columns: Mapping[str, Any]) -> None:
 
 
 def _open_accountant(spec: ReleaseSpec) -> Any:
-    from ..accountant import Accountant
-    from ..definitions import ZCDP
+    from renyi.budget.accountant import Accountant
+    from renyi.guarantees import ZCDP
 
     if spec.ledger is None:
         return Accountant(ZCDP(spec.rho))
@@ -142,7 +142,7 @@ def _open_accountant(spec: ReleaseSpec) -> Any:
         raise SpecError(f"privacy: ledger {spec.ledger}: its directory does not exist", name="ledger")
     total = spec.rho
     if spec.ledger_budget is not None:
-        from .spec import parse_budget
+        from renyi.release.spec import parse_budget
 
         total, _ = parse_budget("privacy.ledger_budget", spec.ledger_budget)
     return Accountant(ZCDP(total), ledger=spec.ledger)
@@ -228,12 +228,12 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
         return ReleaseResult(plan=plan, report=report, dry_run=True)
 
     out_dir = os.path.abspath(os.fspath(out)) if out is not None else default_out_dir(s)
-    from .output import check_out_dir, write_release
+    from renyi.release.output import check_out_dir, write_release
 
     check_out_dir(out_dir)
-    from ..composition import compose
-    from ..definitions import ZCDP
-    from .duckdb import DuckDBEngine
+    from renyi.guarantees.composition import compose
+    from renyi.guarantees import ZCDP
+    from renyi.release.duckdb import DuckDBEngine
 
     acct = _open_accountant(s)
     try:
@@ -248,7 +248,7 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
                                 "every row must belong to an identified individual", name=s.data.privacy_unit,
                                 value=nulls)
             if salt is None:
-                from ..samplers import secure_rng
+                from renyi.mechanisms.samplers import secure_rng
 
                 # from the secure generator (os.urandom): the row choice cannot be predicted
                 salt = int(secure_rng().integers(0, 2**63))

@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DomainError
+from renyi.core.errors import DomainError
 
 __all__ = [
     "SpecError",
@@ -288,7 +288,7 @@ def parse_budget(where: str, raw: Any) -> tuple[float, dict[str, float]]:
         raise SpecError(f"{where}: epsilon must be in (0, inf); got {raw['epsilon']!r}", name="epsilon", value=eps)
     if not 0.0 < delta < 1.0:
         raise SpecError(f"{where}: delta must be in (0, 1); got {raw['delta']!r}", name="delta", value=delta)
-    from ..conversions import zcdp_rho_for
+    from renyi.guarantees.conversions import zcdp_rho_for
 
     return zcdp_rho_for(eps, delta), {"epsilon": eps, "delta": delta}
 

@@ -1,0 +1,793 @@
+"""The accounting routes: the one list of the ways renyi turns a composition into (ε, δ).
+
+A *route* takes the (mechanism or guarantee, count) items of a composition and returns an
+upper bound on ε at a given δ (or on δ at a given ε), as a
+:class:`~renyi.definitions.Conversion` whose ``method`` is the route's name. Every route is a
+valid bound, so the minimum over the routes that apply is one too; that minimum is what
+``.epsilon(delta)`` / ``.delta(epsilon)`` of any mechanism or composition returns, and what the
+report, the accountant, calibration and the CLI show.
+
+| name | what it does | fully adaptive |
+|---|---|---|
+| `exact` | Gaussian mechanisms only: μ² adds, exact conversion ([DRS19]; [BW18] Thm 8). The true ε: when it applies no other route can be smaller. | yes ([ST22]) |
+| `pld` | numerical privacy loss distributions (`renyi.pld`): pessimistic discretisation gives the certified upper bound, optimistic the `lower` end of a bracket [lower, upper]. | no |
+| `rdp` | RDP curves add ([Mir17] Prop. 1), converted by [CKS20] Prop. 12 with the order optimised. | yes ([FZ21]) |
+| `zcdp` | (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion. | yes ([FZ21]) |
+| `direct` | the composed guarantee's (or a single mechanism's) own conversion: exact profiles of one Laplace / randomized-response run, pure and (ε, δ)-DP profiles. | no |
+| `rdp_classic` | the same RDP curve through [Mir17] Prop. 3 (for comparison). | yes ([FZ21]) |
+| `advanced` | (ε, δ)-DP advanced composition ([DRV10] Thm III.3) per mechanism, summed. | no |
+| `basic` | (ε, δ)-DP basic composition ([DR14] Thm 3.16): ε's add. | yes ([RRUV16]) |
+
+"Fully adaptive" means: still valid when each mechanism *and its privacy parameters* are
+chosen from earlier outputs, through a privacy filter of the route's definition (the
+accountant's budget filters). The other routes need the sequence of mechanisms fixed in
+advance (a pipeline file, ``spend(m, count=T)``); the data and the queries may still be
+chosen adaptively.
+
+Adding a route is one module that builds a :class:`Route` and one line in :data:`ROUTES`.
+
+Examples:
+    >>> from renyi.mechanisms import Gaussian, Laplace
+    >>> c = best_epsilon(Gaussian(2.0).compose(10), 1e-5)
+    >>> c.method
+    'exact'
+    >>> mixed = Gaussian(2.0).compose(10) + Laplace(10.0)
+    >>> best_epsilon(mixed, 1e-5, "rdp").value >= best_epsilon(mixed, 1e-5).value
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from renyi.guarantees import conversions as conv
+from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN
+from renyi.guarantees.neighbouring import align, relation_of
+from renyi.guarantees.composition import _compose, advanced_composition, as_guarantee, route_items
+from renyi.guarantees import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+from renyi.guarantees.base import Item
+from renyi.core.errors import ConversionError, DomainError
+from renyi.core import hooks
+
+__all__ = [
+    "Route",
+    "RouteResult",
+    "ROUTES",
+    "route",
+    "names",
+    "items",
+    "best_epsilon",
+    "best_delta",
+    "epsilon_table",
+    "delta_table",
+    "pld_available",
+    "tpr_bound",
+    "tpr_bounds",
+    "DEFAULT_FPRS",
+]
+
+#: Lists longer than this (distinct items) skip the per-mechanism (ε, δ) comparison routes
+#: (advanced, basic): they convert every item separately, and on long lists they are far
+#: above the RDP and PLD routes.
+_PER_ITEM_LIMIT = 1000
+
+
+# --------------------------------------------------------------------------------------
+# The composition as the routes see it
+# --------------------------------------------------------------------------------------
+class Items:
+    """The items of a composition with the per-route views computed once (lazily)."""
+
+    __slots__ = ("items", "offer_pld", "_guarantees", "_composed", "_curve", "_zcdp")
+
+    def __init__(self, items: Sequence[Item], *, offer_pld: bool = False) -> None:
+        self.items: tuple[Item, ...] = tuple(items)
+        #: ask the PLD engine even where the default minimum would not (``RENYI_PLD_ROUTE=0``,
+        #: one run of an unsubsampled mechanism), with its RDP fallback: reports and method="pld"
+        self.offer_pld = offer_pld
+        if not self.items:
+            raise DomainError("nothing to account for: a composition needs at least one mechanism or guarantee")
+        self._guarantees: list[tuple[Guarantee, int]] | None = None
+        self._composed: Guarantee | None = None
+        self._curve: Guarantee | None = None
+        self._zcdp: Guarantee | ConversionError | None = None
+
+    @property
+    def guarantees(self) -> list[tuple[Guarantee, int]]:
+        """(guarantee of one run, count) per item."""
+        if self._guarantees is None:
+            self._guarantees = [(as_guarantee(o), k) for o, k in self.items]
+        return self._guarantees
+
+    @property
+    def single(self) -> Any:
+        """The mechanism or guarantee when the composition is one run of one thing, else None."""
+        if len(self.items) == 1 and self.items[0][1] == 1:
+            return self.items[0][0]
+        return None
+
+    def composed(self) -> Guarantee:
+        """The library's composition of the items (:func:`renyi.compose`'s type rules)."""
+        if self._composed is None:
+            self._composed = _compose(tuple(self.guarantees))
+        return self._composed
+
+    def curve(self) -> Guarantee:
+        """The RDP curve of the composition (``ApproxRDP`` when an item has a δ)."""
+        if self._curve is None:
+            self._curve = _compose(tuple((_as_curve(g), k) for g, k in self.guarantees))
+        return self._curve
+
+    def zcdp(self) -> Guarantee:
+        """The zCDP guarantee of the composition (``ApproxZCDP`` when an item has a δ)."""
+        if self._zcdp is None:
+            try:
+                self._zcdp = _compose(tuple((_zcdp_of(g), k) for g, k in self.guarantees))
+            except ConversionError as exc:
+                self._zcdp = exc
+        if isinstance(self._zcdp, ConversionError):
+            raise self._zcdp
+        return self._zcdp
+
+
+def items(obj: Any, *, offer_pld: bool = False) -> Items:
+    """The items of a mechanism, a guarantee (composed or not), an ``(item, count)`` pair or a
+    list of these, as the routes see them.
+
+    ``offer_pld``: use the PLD engine wherever it knows the mechanisms, even where the default
+    minimum leaves it out (``RENYI_PLD_ROUTE=0``, or one run of an unsubsampled mechanism,
+    whose own profile the direct route evaluates exactly); where its grid cannot resolve the
+    question it then answers with the RDP route's ε and a warning. Reports and an explicit
+    ``method="pld"`` set it.
+
+    Items under different neighbouring relations (a list mixing them) are stated under one
+    first, as :func:`renyi.compose` does (:func:`renyi._neighbouring.align`); a composed
+    guarantee's items already are.
+    """
+    if isinstance(obj, Items):
+        if offer_pld and not obj.offer_pld:
+            return Items(obj.items, offer_pld=True)
+        return obj
+    flat = route_items((obj,))
+    if len({relation_of(o) for o, _ in flat}) > 1:
+        _, flat = align(flat)
+    return Items(flat, offer_pld=offer_pld)
+
+
+def _as_curve(g: Guarantee) -> Guarantee:
+    """One run as an RDP curve, or as δ-approximate RDP when it has a δ ([BS16] Lemma 37)."""
+    if isinstance(g, (RDP, ApproxRDP)):
+        return g
+    if isinstance(g, ApproxDP):
+        curve: RDP = conv.pure_dp_to_rdp(float(g.epsilon))
+        return curve if float(g.delta) == 0.0 else ApproxRDP(curve, float(g.delta))
+    if isinstance(g, ApproxZCDP):
+        zc: RDP = ZCDP(g.rho, g.xi).to_rdp()
+        return ApproxRDP(zc, float(g.delta))
+    return g.to_rdp()
+
+
+def _zcdp_of(g: Guarantee) -> Guarantee:
+    if isinstance(g, ApproxDP) and float(g.delta) > 0:
+        z: Guarantee = g.to_approx_zcdp()
+        return z
+    if isinstance(g, ApproxZCDP):
+        return g
+    return g.to_zcdp()
+
+
+def _native_eps(g: Any, delta: float) -> Conversion:
+    return g.best_epsilon(delta, method="native")  # type: ignore[no-any-return]
+
+
+def _native_delta(g: Any, epsilon: float) -> Conversion:
+    return g.best_delta(epsilon, method="native")  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------------------
+# Routes
+# --------------------------------------------------------------------------------------
+Fn = Callable[[Items, float], Conversion]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One way of accounting for a composition.
+
+    Attributes:
+        name: the key (``method=`` selects it), e.g. ``"pld"``.
+        title: the heading shown in reports, e.g. ``"PLD (numerical)"``.
+        adaptive: valid under fully adaptive composition (mechanisms and their parameters
+            chosen from earlier outputs) through a privacy filter of this definition.
+        assumption: what a number from this route rests on, in words.
+        epsilon_fn: (items, δ) ↦ an upper bound on ε; raises ``ConversionError`` where the
+            route does not apply.
+        delta_fn: (items, ε) ↦ an upper bound on δ, or ``None`` when the route gives no δ.
+        exact: the route's value is the true ε (up to rounding up) where it applies, so no
+            other route can be smaller.
+    """
+
+    name: str
+    title: str
+    adaptive: bool
+    assumption: str
+    epsilon_fn: Fn
+    delta_fn: Fn | None = None
+    exact: bool = False
+
+    def epsilon(self, composition: Any, delta: float) -> Conversion:
+        """An upper bound on ε at ``delta`` through this route (``ConversionError`` if it does
+        not apply); ``method`` is the route's name, ``detail`` the theorem used."""
+        delta = PROBABILITY_OPEN.check("delta", delta)
+        return self._named(self.epsilon_fn(items(composition), delta))
+
+    def delta(self, composition: Any, epsilon: float) -> Conversion:
+        """An upper bound on δ at ``epsilon`` through this route (``ConversionError`` if it
+        does not apply or gives no δ)."""
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
+        if self.delta_fn is None:
+            raise ConversionError(f"the {self.name} route gives ε at a δ, not δ at an ε")
+        return self._named(self.delta_fn(items(composition), epsilon))
+
+    def _named(self, c: Conversion) -> Conversion:
+        if math.isnan(c.value):  # a route that cannot compute gives no bound, never NaN
+            raise ConversionError(f"the {self.name} route could not compute a bound")
+        return Conversion(c.value, c.witness, self.name, lower=c.lower, detail=c.detail or c.method)
+
+
+def _gdp_total(it: Items) -> GDP:
+    if not all(isinstance(g, GDP) for g, _ in it.guarantees):
+        raise ConversionError("the exact route needs every mechanism to be Gaussian without subsampling (μ-GDP)")
+    g = it.composed()
+    assert isinstance(g, GDP)
+    return g
+
+
+EXACT = Route(
+    "exact", "exact (Gaussian DP)", True,
+    "exact for Gaussian mechanisms; valid under fully adaptive composition (GDP filter, ST22)",
+    lambda it, d: _native_eps(_gdp_total(it), d),
+    lambda it, e: _native_delta(_gdp_total(it), e),
+    exact=True,
+)
+
+
+# ----- PLD -----------------------------------------------------------------------------
+def pld_available() -> ModuleType | None:
+    """The :mod:`renyi.pld` engine, or None when this installation has none."""
+    try:
+        return importlib.import_module("renyi.pld")
+    except ImportError:
+        return None
+
+
+def _pld_module(it: Items) -> Any:
+    pld = pld_available()
+    if pld is None:
+        raise ConversionError("the PLD engine (renyi.pld) is not available")
+    known = pld.supports
+    if it.offer_pld:
+        # the engine's own knowledge, whether or not it offers itself for the default minimum
+        known = getattr(pld, "_supports", known)
+    else:
+        if not getattr(pld, "ROUTE_ENABLED", True):
+            raise ConversionError("the PLD route is switched off for the default minimum (RENYI_PLD_ROUTE=0); "
+                                  "ask for it with method='pld'")
+        if _single_unsubsampled(it):
+            # One run of a mechanism without subsampling: its PLD is its own privacy profile,
+            # which the direct route evaluates exactly (or through the same pure/(ε, δ) pair).
+            raise ConversionError("one run of an unsubsampled mechanism: the direct route is its exact profile")
+    missing = [o for o, _ in it.items if not known(o)]
+    if missing:
+        raise ConversionError(f"no privacy loss distribution known for {missing[0]!r}")
+    return pld
+
+
+def _single_unsubsampled(it: Items) -> bool:
+    one = it.single
+    if one is None:
+        return False
+    from renyi.sampling.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+
+    return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
+
+
+_PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (lower) discretisation"
+
+
+# Asked by name (method="pld", reports) the engine falls back to the RDP route with a warning
+# where its grid cannot resolve the question; in the default minimum it steps aside instead
+# (ConversionError: the RDP route is in the minimum anyway, and a report notes why).
+def _pld_epsilon(it: Items, delta: float) -> Conversion:
+    lower, upper = _pld_module(it).epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
+    return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
+
+
+def _pld_delta(it: Items, epsilon: float) -> Conversion:
+    lower, upper = _pld_module(it).delta_bounds(list(it.items), epsilon, fallback=it.offer_pld)
+    return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
+
+
+PLD = Route(
+    "pld", "PLD (numerical)", False,
+    "the sequence of mechanisms is fixed in advance (a pipeline file, spend(m, count=T))",
+    _pld_epsilon, _pld_delta,
+)
+
+# ----- RDP, zCDP -----------------------------------------------------------------------
+RDP_ROUTE = Route(
+    "rdp", "RDP (CKS20, α optimised)", True,
+    "valid under fully adaptive composition through an RDP filter (FZ21)",
+    lambda it, d: _native_eps(it.curve(), d),
+    lambda it, e: _native_delta(it.curve(), e),
+)
+
+ZCDP_ROUTE = Route(
+    "zcdp", "zCDP", True,
+    "valid under fully adaptive composition through a zCDP filter (FZ21; WRRW23 with δ)",
+    lambda it, d: _native_eps(it.zcdp(), d),
+    lambda it, e: _native_delta(it.zcdp(), e),
+)
+
+
+# ----- direct ----------------------------------------------------------------------------
+def _direct_target(it: Items) -> Any:
+    one = it.single
+    if one is not None:
+        return one  # a single run: the mechanism's own analysis (exact profiles)
+    g = it.composed()
+    if isinstance(g, (PureDP, ApproxDP, MCDP)):
+        return g
+    raise ConversionError("the direct route applies to one run of one mechanism, or to pure, (ε, δ) and mCDP "
+                          "compositions (otherwise it is the RDP, zCDP or exact route)")
+
+
+DIRECT = Route(
+    "direct", "direct (own conversion)", False,
+    "the sequence of mechanisms is fixed in advance",
+    lambda it, d: _native_eps(_direct_target(it), d),
+    lambda it, e: _native_delta(_direct_target(it), e),
+)
+
+
+# ----- comparison routes: Mironov's conversion, (ε, δ) composition ------------------------
+def _classic_epsilon(it: Items, delta: float) -> Conversion:
+    curve = it.curve()
+    d = delta
+    if isinstance(curve, ApproxRDP):
+        da = float(curve.delta)
+        if delta <= da:
+            raise ConversionError("the (ε, δ) mechanisms' own δ already exceeds the requested δ")
+        d = (delta - da) / (1.0 - da)
+        curve = curve.curve
+    if not isinstance(curve, RDP):  # pragma: no cover - Items.curve() gives RDP or ApproxRDP
+        raise ConversionError(f"no RDP curve for the classic conversion: {curve!r}")
+    return conv.rdp_to_approx_dp_mironov(curve, d)
+
+
+RDP_CLASSIC = Route(
+    "rdp_classic", "RDP (Mironov 2017 conversion)", True,
+    "valid under fully adaptive composition through an RDP filter (FZ21)",
+    _classic_epsilon,
+)
+
+
+def _fixed_approx(g: Guarantee) -> tuple[float, float] | None:
+    """(ε, δ) of a guarantee that *is* an (ε, δ) statement with δ > 0."""
+    if isinstance(g, ApproxDP) and float(g.delta) > 0:
+        return float(g.epsilon), float(g.delta)
+    return None
+
+
+def _pure_eps(g: Guarantee) -> float:
+    try:
+        return float(g.rdp(math.inf))
+    except (ConversionError, DomainError):
+        return math.inf
+
+
+def _per_item(it: Items) -> list[tuple[Guarantee, int]]:
+    if len(it.items) > _PER_ITEM_LIMIT:
+        raise ConversionError(f"skipped for more than {_PER_ITEM_LIMIT} distinct mechanisms (one conversion each)")
+    return it.guarantees
+
+
+def _basic_epsilon(it: Items, delta: float) -> Conversion:
+    gs = _per_item(it)
+    fixed = [_fixed_approx(g) for g, _ in gs]
+    pure = [_pure_eps(g) if f is None else math.inf for (g, _), f in zip(gs, fixed)]
+    rem = delta - math.fsum(k * f[1] for (_, k), f in zip(gs, fixed) if f is not None)
+    if rem <= 0:
+        raise ConversionError("the (ε, δ) mechanisms' own δ already exceeds the requested δ")
+    needs = sum(k for (_, k), f, p in zip(gs, fixed, pure) if f is None and not math.isfinite(p))
+    run_delta = rem / needs if needs else 0.0
+    total = []
+    for (g, k), f, p in zip(gs, fixed, pure):
+        if f is not None:
+            total.append(k * f[0])
+        elif math.isfinite(p):
+            total.append(k * p)
+        else:
+            total.append(k * _native_eps(g, run_delta).value)
+    how = "pure-DP runs at δ = 0, the others at δ/N per run" if needs else "pure DP: ε adds"
+    return Conversion(conv.round_up(math.fsum(total)), None, f"ε's of the runs add (DR14 Thm 3.16); {how}")
+
+
+BASIC = Route(
+    "basic", "(ε, δ)-DP, basic composition", True,
+    "valid under fully adaptive composition (RRUV16 basic-composition filter)",
+    _basic_epsilon,
+)
+
+
+def _advanced_epsilon(it: Items, delta: float) -> Conversion:
+    gs = _per_item(it)
+    fixed = [_fixed_approx(g) for g, _ in gs]
+    rem = delta - math.fsum(k * f[1] for (_, k), f in zip(gs, fixed) if f is not None)
+    if rem <= 0:
+        raise ConversionError("the (ε, δ) mechanisms' own δ already exceeds the requested δ")
+    m = sum(1 for f in fixed if f is None)
+    share = rem / m if m else 0.0
+    total = []
+    for (g, k), f in zip(gs, fixed):
+        if f is not None:
+            total.append(k * f[0])
+            continue
+        p = _pure_eps(g)
+        if math.isfinite(p):
+            cands = [k * p, float(advanced_composition(p, 0.0, k, share).epsilon)]
+        else:
+            run = share / (2.0 * k)
+            cands = [k * _native_eps(g, share / k).value]
+            e_run = _native_eps(g, run).value
+            if math.isfinite(e_run):
+                cands.append(float(advanced_composition(e_run, run, k, share / 2.0).epsilon))
+        total.append(min(cands))
+    adv = Conversion(conv.round_up(math.fsum(total)), None,
+                     "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed; δ split evenly "
+                     "across mechanisms, within one half for δ′ and half over the runs")
+    # Basic composition of the whole list splits δ differently (evenly over all runs) and can
+    # be smaller than the per-mechanism choice above; both are valid, so the row promises
+    # "or basic if smaller" for the pipeline as a whole.
+    basic = _basic_epsilon(it, delta)
+    if basic.value < adv.value:
+        return Conversion(basic.value, None, "basic composition (smaller than advanced here): " + basic.method)
+    return adv
+
+
+ADVANCED = Route(
+    "advanced", "(ε, δ)-DP, advanced composition", False,
+    "the sequence of mechanisms is fixed in advance",
+    _advanced_epsilon,
+)
+
+#: The routes, in display order. Adding a route: build a :class:`Route` in its module and add
+#: it here.
+ROUTES: tuple[Route, ...] = (
+    EXACT,
+    PLD,
+    RDP_ROUTE,
+    ZCDP_ROUTE,
+    DIRECT,
+    RDP_CLASSIC,
+    ADVANCED,
+    BASIC,
+)
+
+
+def names() -> tuple[str, ...]:
+    """The route names, in display order."""
+    return tuple(r.name for r in ROUTES)
+
+
+def route(name: str) -> Route:
+    """The route called ``name`` (``DomainError`` naming the valid ones otherwise)."""
+    for r in ROUTES:
+        if r.name == name:
+            return r
+    raise DomainError(f"method must be one of {', '.join(names())} (or None for the best); got {name!r}",
+                      name="method", value=name)
+
+
+# --------------------------------------------------------------------------------------
+# Evaluating the routes
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RouteResult:
+    """One route's answer: ``conversion`` where it applies, else ``None`` and a ``note`` why."""
+
+    route: Route
+    conversion: Conversion | None
+    note: str = ""
+
+    @property
+    def applicable(self) -> bool:
+        """True when the route gave a bound (its conversion exists)."""
+        return self.conversion is not None
+
+
+def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteResult]:
+    it = items(obj)
+    out: list[RouteResult] = []
+    for r in ROUTES:
+        if which == "delta" and r.delta_fn is None:
+            out.append(RouteResult(r, None, "gives ε at a δ, not δ at an ε"))
+            continue
+        try:
+            c = r.epsilon(it, x) if which == "epsilon" else r.delta(it, x)
+        except ConversionError as exc:
+            out.append(RouteResult(r, None, str(exc)))
+            continue
+        out.append(RouteResult(r, c))
+        if stop_at_exact and r.exact and math.isfinite(c.value):
+            break  # the true value: no valid bound is smaller
+    return out
+
+
+def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:
+    """Every route's ε at ``delta`` for a mechanism or composition (for reports: the PLD
+    engine is asked wherever it knows the mechanisms)."""
+    delta = PROBABILITY_OPEN.check("delta", delta)
+    return tuple(_table(items(obj, offer_pld=True), delta, "epsilon", False))
+
+
+def delta_table(obj: Any, epsilon: float) -> tuple[RouteResult, ...]:
+    """Every route's δ at ``epsilon`` for a mechanism or composition (PLD asked as in
+    :func:`epsilon_table`)."""
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    return tuple(_table(items(obj, offer_pld=True), epsilon, "delta", False))
+
+
+def best(results: Sequence[RouteResult], *, none_value: float = math.inf) -> Conversion:
+    """The smallest answer among ``results`` (the first route in list order on ties)."""
+    found = [r.conversion for r in results if r.conversion is not None]
+    if not found:
+        why = "; ".join(f"{r.route.name}: {r.note}" for r in results) or "no route"
+        return Conversion(none_value, None, "none", detail=f"no route gives a finite bound ({why})")
+    return min(found, key=lambda c: c.value)
+
+
+def _select(obj: Any, x: float, which: str, method: str | None) -> Conversion:
+    if method == "native":
+        native = getattr(obj, "best_epsilon" if which == "epsilon" else "best_delta", None)
+        if native is None:  # a composition given as (item, count) pairs has no conversion of its own
+            raise DomainError(f"method='native' asks a mechanism's or guarantee's own conversion; got "
+                              f"{type(obj).__name__}: use a route name ({', '.join(names())}) or None",
+                              name="method", value=method)
+        return native(x, method="native")  # type: ignore[no-any-return]
+    if method is not None:
+        r = route(method)
+        if r is PLD:
+            obj = items(obj, offer_pld=True)  # asked for by name: always offered
+        return r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
+    return best(_table(obj, x, which, True), none_value=math.inf if which == "epsilon" else 1.0)
+
+
+def best_epsilon(obj: Any, delta: float, method: str | None = None) -> Conversion:
+    """The smallest valid ε at ``delta`` ∈ (0, 1) for a mechanism or composition.
+
+    Args:
+        obj: a mechanism, a guarantee (composed or not), an ``(item, count)`` pair or a list.
+        delta: δ ∈ (0, 1).
+        method: ``None`` (the minimum over the routes that apply) or a route name
+            (``"exact"``, ``"pld"``, ``"rdp"``, ``"zcdp"``, ...; see :data:`ROUTES`).
+
+    Returns:
+        A :class:`~renyi.definitions.Conversion`: an upper bound on ε, ``method`` naming the
+        route, ``lower`` its lower bound for the PLD route.
+
+    Raises:
+        DomainError: δ ∉ (0, 1), or an unknown ``method``.
+        ConversionError: the selected route does not apply to ``obj``.
+    """
+    delta = PROBABILITY_OPEN.check("delta", delta)
+    return _select(obj, delta, "epsilon", method)
+
+
+def best_delta(obj: Any, epsilon: float, method: str | None = None) -> Conversion:
+    """The smallest valid δ at ``epsilon`` ≥ 0 for a mechanism or composition (see
+    :func:`best_epsilon`); 1 when no route gives a bound."""
+    epsilon = NONNEGATIVE.check("epsilon", epsilon)
+    return _select(obj, epsilon, "delta", method)
+
+
+# --------------------------------------------------------------------------------------
+# The hypothesis-testing view: the attacker's true-positive rate at a false-positive rate
+# --------------------------------------------------------------------------------------
+#: The false-positive rates at which reports give the attacker's true-positive rate.
+DEFAULT_FPRS: tuple[float, ...] = (1e-3, 1e-2, 0.1)
+
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def _cheap_routes() -> list[Route]:
+    """The routes that give δ at an ε in milliseconds (all but the numerical PLD)."""
+    return [r for r in ROUTES if r.delta_fn is not None and r.name != "pld"]
+
+
+def _best_cheap_delta(it: Items, eps: float) -> Conversion:
+    """The smallest δ at ``eps`` over :func:`_cheap_routes`."""
+    res = []
+    for r in _cheap_routes():
+        try:
+            res.append(RouteResult(r, r.delta(it, eps)))
+        except ConversionError as exc:
+            res.append(RouteResult(r, None, str(exc)))
+    return best(res, none_value=1.0)
+
+
+def _exp_times(eps: float, a: float) -> float:
+    """e^ε·a without overflow (+∞ when it exceeds the float range; 0 when a = 0)."""
+    if a <= 0.0:
+        return 0.0
+    return math.exp(eps + math.log(a)) if eps + math.log(a) < 700.0 else math.inf
+
+
+def tpr_bound(obj: Any, fpr: float, method: str | None = None) -> Conversion:
+    """An upper bound on the true-positive rate of any membership test at false-positive rate
+    ``fpr``, from the (ε, δ(ε)) profile of a route.
+
+    (ε, δ)-DP bounds every test: TPR ≤ e^ε·FPR + δ and TPR ≤ 1 − e^{−ε}(1 − δ − FPR)
+    ([KOV15] Thm 2.1; [DRS19] Prop. 2.5). Holding at every ε, the bound is the infimum over ε,
+    which for the exact profile of the dominating pair is the trade-off curve itself ([DRS19]
+    Prop. 2.12). It is evaluated on a grid of ε and refined by golden-section search; every ε
+    tried gives a valid bound, so the minimum found is one too (never below the infimum).
+
+    Args:
+        obj: a mechanism or composition (see :func:`best_epsilon`).
+        fpr: the false-positive rate ∈ [0, 1].
+        method: the route whose δ(ε) is used (default: the best route at each ε).
+
+    Returns:
+        A ``Conversion`` whose ``value`` is the TPR bound ∈ [fpr, 1], ``witness`` the ε used and
+        ``method`` the route.
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> round(tpr_bound(Gaussian(1.0), 0.05).value, 6)  # Φ(Φ⁻¹(0.05) + 1), exact for μ = 1
+        0.259511
+    """
+    return tpr_bounds(obj, (fpr,), method)[0]
+
+
+def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | None = None) -> tuple[Conversion, ...]:
+    """:func:`tpr_bound` at several false-positive rates, sharing the δ(ε) evaluations.
+
+    Where the PLD engine knows every mechanism (and the exact Gaussian route does not apply),
+    the rows come from its certified trade-off curve (:func:`renyi.pld.tradeoff`, with its
+    lower end in ``lower``), each lowered by the other routes' δ at the curve's own optimal ε
+    where that is smaller.
+    """
+    from renyi.core._validation import PROBABILITY
+
+    rates = [PROBABILITY.check("fpr", f) for f in fprs]
+    it = items(obj)
+    if method == "pld" or (method is None and not _exact_applies(it)):
+        curve = _pld_curve(it, rates)
+        if curve is not None:
+            return tuple(_with_cheap_routes(it, rates, curve) if method is None else _pld_rows(curve))
+        if method == "pld":
+            raise ConversionError("no privacy loss distribution is known for every mechanism of this composition")
+    cache: dict[float, tuple[float, str]] = {}
+    # The search needs δ(ε) at some fifty ε's: without a named method it runs on the routes
+    # that answer in milliseconds, and the numerical PLD route (one composition per call) is
+    # asked once per FPR, at the ε the search found, where it can only lower the bound.
+    def delta_at(eps: float) -> tuple[float, str]:
+        if eps not in cache:
+            if method is not None:
+                c = best_delta(it, eps, method)
+            else:
+                c = _best_cheap_delta(it, eps)
+            cache[eps] = (min(1.0, c.value), c.method)
+        return cache[eps]
+
+    def tpr(a: float, eps: float, d: float) -> float:
+        t = min(1.0, _exp_times(eps, a) + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a))
+        return max(t, a)
+
+    # A range of ε wide enough for every optimum: beyond ε(δ = 1e-9·FPR) the δ term is
+    # negligible and e^ε·FPR only grows.
+    small = min([f for f in rates if f > 0.0], default=1e-3)
+    d_top = min(1e-6, max(1e-300, 1e-9 * small))
+    try:
+        if method is not None:
+            top = best_epsilon(it, d_top, method).value
+        else:  # the range only needs a valid ε: the fast routes give one
+            found = []
+            for r in _cheap_routes():
+                try:
+                    found.append(r.epsilon(it, d_top).value)
+                except ConversionError:
+                    pass
+            top = min(found, default=math.inf)
+    except ConversionError:
+        top = math.inf
+    top = min(max(top, 1.0), 50.0) if math.isfinite(top) else 50.0
+    grid = [top * i / 16.0 for i in range(17)]
+    out = []
+    for a in rates:
+        if a >= 1.0:
+            out.append(Conversion(1.0, None, method or "none", detail="TPR ≤ 1"))
+            continue
+        seen: dict[float, float] = {}
+
+        def bound(eps: float) -> float:
+            if eps not in seen:
+                seen[eps] = tpr(a, eps, delta_at(eps)[0])
+            return seen[eps]
+
+        vals = [bound(e) for e in grid]
+        i = min(range(len(grid)), key=lambda j: vals[j])
+        lo, hi = grid[max(0, i - 1)], grid[min(len(grid) - 1, i + 1)]
+        x1, x2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+        for _ in range(24):
+            if bound(x1) <= bound(x2):
+                hi, x2 = x2, x1
+                x1 = hi - _GOLDEN * (hi - lo)
+            else:
+                lo, x1 = x1, x2
+                x2 = lo + _GOLDEN * (hi - lo)
+        eps_best = min(seen, key=lambda e: seen[e])
+        value, name = seen[eps_best], delta_at(eps_best)[1]
+        if method is None:
+            try:
+                t = tpr(a, eps_best, min(1.0, PLD.delta(it, eps_best).value))
+            except ConversionError:
+                t = math.inf
+            if t < value:
+                value, name = t, "pld"
+        out.append(Conversion(value, eps_best, name,
+                              detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
+    return tuple(out)
+
+
+def _exact_applies(it: Items) -> bool:
+    """True when the exact (Gaussian DP) route applies: its search below is then exact."""
+    try:
+        _gdp_total(it)
+    except ConversionError:
+        return False
+    return True
+
+
+_PLD_TPR_DETAIL = "TPR ≤ min over grid ε of e^ε·FPR + δ_PLD(ε) (DRS19 Prop. 2.12)"
+
+
+def _pld_curve(it: Items, rates: Sequence[float]) -> Any:
+    """The PLD's own certified trade-off curve (:func:`renyi.pld.tradeoff`: the infimum over
+    every grid ε of the composed pessimistic PLD, with its optimistic lower end), or None."""
+    try:
+        return _pld_module(it).tradeoff(list(it.items), list(rates))
+    except ConversionError:
+        return None
+
+
+def _pld_rows(curve: Any) -> list[Conversion]:
+    return [Conversion(float(up), float(e), "pld", lower=float(lo), detail=_PLD_TPR_DETAIL)
+            for up, lo, e in zip(curve.upper, curve.lower, curve.epsilon)]
+
+
+def _with_cheap_routes(it: Items, rates: Sequence[float], curve: Any) -> list[Conversion]:
+    """The PLD rows, each lowered by the fast routes' δ at the PLD's own optimal ε where that
+    is smaller (both are valid; the PLD curve is the near-exact one, so one ε per rate is
+    enough instead of the routes' own search)."""
+    out = _pld_rows(curve)
+    for i, (a, c) in enumerate(zip(rates, out)):
+        eps = max(0.0, float(c.witness or 0.0))
+        b = _best_cheap_delta(it, eps)
+        d = min(1.0, b.value)
+        t = max(a, min(1.0, _exp_times(eps, a) + d, 1.0 - math.exp(-eps) * max(0.0, 1.0 - d - a)))
+        if t < c.value:
+            out[i] = Conversion(t, eps, b.method,
+                                detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)")
+    return out
+
+
+# The routes answer ``g.epsilon(δ)`` / ``g.delta(ε)`` for every value (see renyi.core.hooks).
+hooks.provide("best_epsilon", best_epsilon)
+hooks.provide("best_delta", best_delta)

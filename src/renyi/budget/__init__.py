@@ -1,0 +1,1 @@
+"""Budgets held as state: the accountant, its filters and its durable ledger."""

@@ -1,0 +1,1439 @@
+"""The accountant: composition held as state, a budget enforced by a privacy filter, and a
+durable ledger.
+
+State is kept on a **fixed grid of Rényi orders** stored in the ledger header:
+the sum of the spends' RDP values at every grid order ([Mir17] Prop. 1 — RDP adds at each
+order, adaptively), together with the exact summaries that exist for sub-families of spends:
+Σμ² when every spend is Gaussian (μ-GDP composes exactly, [DRS19]), (Σξ, Σρ) when every spend
+has a zCDP bound ([BS16] Lemma 7), Σε(∞) when every spend is pure, and Σδ of approximate
+spends (folded in as δ-approximate RDP, [BS16] Lemma 37). ``epsilon(delta)`` reports the smallest
+ε over all of these routes.
+
+The budget check is a **privacy filter** (Rogers, Roth, Ullman & Vadhan 2016): a stopping
+rule that keeps the final guarantee valid even when each spend's mechanism *and its privacy
+parameters* are chosen from earlier outputs (fully adaptive composition). Which filter is used
+for each kind of budget, and why it is valid, is stated in :class:`Accountant` and in
+``docs/accountant.md``.
+
+Examples:
+    >>> from renyi.definitions import ZCDP, GDP
+    >>> acct = Accountant(budget=ZCDP(1.0))
+    >>> _ = acct.spend(GDP(1.0), count=2, label="two Gaussian queries")
+    >>> acct.remaining
+    ZCDP(rho=0.0)
+    >>> acct.can_spend(GDP(0.1))
+    False
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+
+from renyi.guarantees import conversions as conv
+from renyi.guarantees import neighbouring as nbr
+from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN, UNIT_CLOSED_OPEN, check_int
+from renyi._version import __version__
+from renyi.accounting import routes as _routes
+from renyi.guarantees import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
+from renyi.guarantees.base import Item, items_of
+from renyi.core.errors import BudgetExceededError, ConversionError, DomainError, LedgerError, NeighbouringError
+from renyi.budget.ledger import (
+    LEDGER_FORMAT,
+    SCHEMA_VERSION,
+    Ledger,
+    MemoryLedger,
+    SpendRecord,
+    SQLiteLedger,
+    decode_floats,
+    encode_floats,
+    guarantee_from_json,
+    guarantee_to_json,
+)
+
+__all__ = [
+    "Accountant",
+    "Spend",
+    "AccountantReport",
+    "default_orders",
+    "DEFAULT_FILTER_ORDERS",
+    "replay",
+    "BudgetCheck",
+    "check_budget",
+]
+
+#: Orders used by the (ε, δ) filter by default: α = 1 + 2^k, k = −4, −3.5, …, 16 (41 orders).
+#: A ratio of √2 between consecutive α − 1 costs < 1.5 % of ε against the best real order for
+#: zCDP-like curves, and the union bound over 41 orders costs log 41 ≈ 3.7 nats of log(1/δ).
+DEFAULT_FILTER_ORDERS: tuple[float, ...] = tuple(float(1.0 + 2.0**k) for k in np.arange(-4.0, 16.25, 0.5))
+
+
+def default_orders() -> np.ndarray:
+    """The default fixed grid of orders (sorted, in (1, 1e6]).
+
+    The union of dp_accounting's default orders (1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512,
+    1024), 64 geometrically spaced orders 1 + 10^x for x ∈ [−3, 6], and
+    :data:`DEFAULT_FILTER_ORDERS`; wide enough for tiny ρ (α* ≈ 2000 at ρ = 10⁻⁶).
+    """
+    parts = [
+        1.0 + np.arange(1, 100) / 10.0,
+        np.arange(11.0, 64.0),
+        np.array([128.0, 256.0, 512.0, 1024.0]),
+        1.0 + np.geomspace(1e-3, 1e6, 64),
+        np.asarray(DEFAULT_FILTER_ORDERS),
+    ]
+    return np.unique(np.concatenate(parts))
+
+
+# --------------------------------------------------------------------------------------
+# Conservative arithmetic: every stored total is ≥ the exact sum of the recorded values.
+# The rounding error of each + and × is computed exactly (Knuth's TwoSum, Dekker's
+# TwoProduct); the result is nudged up one ulp only when it was rounded down, so exact sums
+# (0.5 + 0.5 against a budget of 1.0) stay exact and a budget can be met with equality.
+# --------------------------------------------------------------------------------------
+_SPLIT = 134217729.0  # 2^27 + 1 (Veltkamp splitting for doubles)
+
+
+def _two_sum_err(a: Any, b: Any, s: Any) -> Any:
+    bb = s - a
+    return (a - (s - bb)) + (b - bb)
+
+
+def _split(x: Any) -> tuple[Any, Any]:
+    c = _SPLIT * x
+    hi = c - (c - x)
+    return hi, x - hi
+
+
+def _two_prod_err(a: Any, b: Any, p: Any) -> Any:
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _add_up(a: float, b: float) -> float:
+    s = a + b
+    if b == 0.0 or not math.isfinite(s):
+        return s
+    return math.nextafter(s, math.inf) if _two_sum_err(a, b, s) > 0.0 else s
+
+
+def _mul_up(x: float, y: float) -> float:
+    p = x * y
+    if p == 0.0 or not math.isfinite(p) or abs(p) > 1e300:
+        return p if abs(p) <= 1e300 or not math.isfinite(p) else math.nextafter(p, math.inf)
+    return math.nextafter(p, math.inf) if _two_prod_err(x, y, p) > 0.0 else p
+
+
+def _mul_down(x: float, y: float) -> float:
+    p = x * y
+    if p == 0.0 or not math.isfinite(p) or abs(p) > 1e300:
+        return p
+    return math.nextafter(p, -math.inf) if _two_prod_err(x, y, p) < 0.0 else p
+
+
+def _sqrt_up(x: float) -> float:
+    r = math.sqrt(x)
+    if not math.isfinite(r) or r == 0.0:
+        return r
+    p = r * r
+    return math.nextafter(r, math.inf) if p < x or (p == x and _two_prod_err(r, r, p) < 0.0) else r
+
+
+def _up_mul(k: int, v: float) -> float:
+    return v if k == 1 else _mul_up(float(k), v)
+
+
+def _up_add(a: float, b: float) -> float:
+    return _add_up(a, b)
+
+
+def _up_add_arr(a: np.ndarray, k: int, v: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", over="ignore"):
+        if k == 1:
+            kv = v
+        else:
+            kf = float(k)
+            kv = kf * v
+            err = _two_prod_err(kf, v, kv)
+            np.nextafter(kv, np.inf, out=kv, where=err > 0.0)
+        s = a + kv
+        err = _two_sum_err(a, kv, s)
+        np.nextafter(s, np.inf, out=s, where=err > 0.0)
+    result: np.ndarray = s
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Totals:
+    """The composition of the recorded spends (rows 1..last_id), summed in id order."""
+
+    last_id: int
+    spends: int
+    count: int
+    rdp: np.ndarray
+    eps_inf: float
+    xi: float | None  # None as soon as one spend has no zCDP bound
+    rho: float | None
+    mu2: float | None  # None as soon as one spend is not μ-GDP
+    delta: float  # Σ count·δ  (≥ 1 − Π(1 − δ)^count, the exact combination)
+    all_pure: bool
+    has_curve: bool
+
+    @classmethod
+    def empty(cls, n: int) -> _Totals:
+        z = np.zeros(n)
+        z.setflags(write=False)
+        return cls(0, 0, 0, z, 0.0, 0.0, 0.0, 0.0, 0.0, True, False)
+
+    def plus(self, u: Any, count: int, new_id: int) -> _Totals:
+        """These totals plus ``count`` units of ``u`` (a :class:`_Unit` or a :class:`SpendRecord`)."""
+        rdp = _up_add_arr(self.rdp, count, u.rdp)
+        rdp.setflags(write=False)
+        xi = rho = mu2 = None
+        if self.xi is not None and u.xi is not None:
+            xi = _up_add(self.xi, _up_mul(count, u.xi))
+            rho = _up_add(self.rho, _up_mul(count, u.rho))  # type: ignore[arg-type]
+        if self.mu2 is not None and u.mu is not None:
+            mu2 = _up_add(self.mu2, _up_mul(count, _mul_up(u.mu, u.mu)))
+        gtype = u.guarantee.get("type")
+        pure = gtype == "PureDP" or (gtype == "ApproxDP" and u.delta == 0.0)
+        curve = gtype in ("RDP", "ApproxRDP")
+        return _Totals(
+            new_id, self.spends + 1, self.count + count, rdp,
+            _up_add(self.eps_inf, _up_mul(count, u.eps_inf)), xi, rho, mu2,
+            _up_add(self.delta, _up_mul(count, u.delta)),
+            self.all_pure and pure, self.has_curve or curve,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """What one run of a guarantee costs, on the grid (same fields as SpendRecord)."""
+
+    guarantee: dict[str, Any]
+    rdp: np.ndarray
+    eps_inf: float
+    xi: float | None
+    rho: float | None
+    mu: float | None
+    delta: float
+
+
+def _clean(values: Any, n: int) -> np.ndarray:
+    a = np.broadcast_to(np.asarray(values, dtype=np.float64), (n,)).copy()
+    a[np.isnan(a)] = math.inf  # no bound where a curve cannot be evaluated
+    a = np.maximum(a, 0.0)
+    a.setflags(write=False)
+    return a
+
+
+def _zcdp_of(g: Guarantee) -> tuple[float, float] | None:
+    try:
+        z = g.to_zcdp()
+    except (ConversionError, TypeError, ValueError):
+        return None
+    return float(z.xi), float(z.rho)
+
+
+def _unit_of(g: Guarantee, grid: np.ndarray) -> _Unit:
+    n = grid.size
+    gj = guarantee_to_json(g)
+    if isinstance(g, GDP):
+        return _Unit(gj, _clean(g.rdp(grid), n), 0.0 if g.mu == 0.0 else math.inf, 0.0, g.rho, g.mu, 0.0)
+    if isinstance(g, (ZCDP, ApproxZCDP)):
+        d = float(g.delta) if isinstance(g, ApproxZCDP) else 0.0
+        rdp = conv.zcdp_to_rdp(g.rho, g.xi, grid)
+        return _Unit(gj, _clean(rdp, n), g.xi if g.rho == 0.0 else math.inf, g.xi, g.rho, None, d)
+    if isinstance(g, (PureDP, ApproxDP)):
+        eps = float(g.epsilon)
+        d = float(g.delta) if isinstance(g, ApproxDP) else 0.0
+        # (ε, δ)-DP is δ-approximately RDP with the curve F_ε ([BS16] Lemma 37).
+        return _Unit(gj, _clean(conv.pure_dp_rdp(eps, grid), n), eps, 0.0, conv.pure_dp_to_zcdp(eps), None, d)
+    if isinstance(g, MCDP):
+        xi, rho = _zcdp_of(g) or (None, None)
+        return _Unit(gj, _clean(g.rdp(grid), n), math.inf, xi, rho, None, 0.0)
+    if isinstance(g, ApproxRDP):
+        inner = _unit_of(g.curve, grid)
+        return _Unit(gj, inner.rdp, inner.eps_inf, inner.xi, inner.rho, None, float(g.delta))
+    if isinstance(g, RDP):
+        zc = g.zcdp
+        if zc is None and math.isfinite(g.eps_inf):
+            try:
+                zc = conv.rdp_to_zcdp(g)
+            except ConversionError:
+                zc = None
+        xi, rho = (None, None) if zc is None else (float(zc[0]), float(zc[1]))
+        return _Unit(gj, _clean(g.rdp(grid), n), float(g.rdp(math.inf)), xi, rho, None, 0.0)
+    # Any other guarantee type: its own RDP values and zCDP conversion, if it has one.
+    zc2 = _zcdp_of(g)
+    xi, rho = (None, None) if zc2 is None else zc2
+    return _Unit(gj, _clean(g.rdp(grid), n), float(g.rdp(math.inf)), xi, rho, None, 0.0)
+
+
+def _item_key(item: Any) -> Any:
+    """A dictionary key for a spent item that is a value (a frozen dataclass: a mechanism or a
+    guarantee, whose curve callables compare by value), else None.
+
+    Equal values have equal guarantees, so the accountant reuses the per-unit curve it
+    evaluated for an equal item: a repeated per-step spend costs a dictionary lookup instead
+    of a curve evaluation on the grid.
+    """
+    params = getattr(type(item), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return None
+    key = (type(item), item)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _restate(item: Any, relation: str) -> Any:
+    """``item`` stated under the accountant's ``relation`` (see :mod:`renyi._neighbouring`)."""
+    try:
+        return nbr.to_relation(item, relation)
+    except NeighbouringError as exc:
+        hint = (" (create the accountant with neighbouring='replace_one', or a budget stated under "
+                "replace-one, to convert add/remove spends instead)" if relation == nbr.ADD_REMOVE else "")
+        raise NeighbouringError(f"this accountant is {nbr.words(relation)}: {exc}{hint}",
+                                name="neighbouring", value=exc.value) from None
+
+
+def _resolve(item: Any) -> tuple[Guarantee, str | None]:
+    if isinstance(item, Guarantee):
+        return item, None
+    g = getattr(item, "guarantee", None)
+    if isinstance(g, Guarantee):
+        return g, repr(item)
+    raise TypeError(f"can only spend a guarantee or a mechanism; got {type(item).__name__}")
+
+
+# --------------------------------------------------------------------------------------
+# Filters
+# --------------------------------------------------------------------------------------
+class _Filter:
+    """A privacy filter: ``admits(totals)`` decides whether the run may continue."""
+
+    kind = "none"
+
+    def check_unit(self, u: Any) -> None:
+        """Raise ConversionError when a spend of this kind has no valid route to the budget."""
+
+    def admits(self, t: _Totals) -> bool:
+        return True
+
+    def remaining(self, t: _Totals) -> Guarantee | None:
+        return None
+
+    def describe(self) -> str:
+        return "no budget: every spend is recorded"
+
+
+def _wrong_kind(u: Any, budget: str, why: str) -> ConversionError:
+    return ConversionError(f"cannot spend {u.guarantee.get('type')} against a {budget} budget: {why}")
+
+
+class _PureFilter(_Filter):
+    """Σ count·ε_i ≤ ε: basic composition is a valid filter for pure DP ([RRUV16])."""
+
+    kind = "pure"
+
+    def __init__(self, eps: float) -> None:
+        self.eps = eps
+
+    def check_unit(self, u: Any) -> None:
+        if u.delta > 0.0 or not math.isfinite(u.eps_inf):
+            raise _wrong_kind(u, "pure ε-DP", "it has no pure-DP bound (ε(∞) = ∞ or δ > 0)")
+
+    def admits(self, t: _Totals) -> bool:
+        return t.eps_inf <= self.eps
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        return PureDP(max(0.0, self.eps - t.eps_inf))
+
+    def describe(self) -> str:
+        return f"pure-DP filter: Σε ≤ {self.eps!r}"
+
+
+class _ZCDPFilter(_Filter):
+    """Σρ ≤ ρ, Σξ ≤ ξ (and Σδ ≤ δ for approximate zCDP).
+
+    Valid under fully adaptive composition: the RDP filter of [FZ21] Thm 3.1 at every order α
+    with budget ξ + ρα at once; for δ > 0 the approximate-zCDP filter of [WRRW23].
+    """
+
+    kind = "zcdp"
+
+    def __init__(self, rho: float, xi: float, delta: float) -> None:
+        self.rho, self.xi, self.delta = rho, xi, delta
+
+    def check_unit(self, u: Any) -> None:
+        name = "zCDP" if self.delta == 0.0 else "approximate zCDP"
+        if u.rho is None:
+            raise _wrong_kind(u, name, "it has no zCDP bound")
+        if u.delta > 0.0 and self.delta == 0.0:
+            raise _wrong_kind(u, name, "it is approximate (δ > 0) and the budget has no δ")
+
+    def admits(self, t: _Totals) -> bool:
+        return (t.rho is not None and t.rho <= self.rho and t.xi <= self.xi  # type: ignore[operator]
+                and t.delta <= self.delta)
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        rho = max(0.0, self.rho - (t.rho or 0.0))
+        xi = max(0.0, self.xi - (t.xi or 0.0))
+        if self.delta == 0.0:
+            return ZCDP(rho, xi)
+        return ApproxZCDP(rho, xi, max(0.0, self.delta - t.delta))
+
+    def describe(self) -> str:
+        extra = "" if self.delta == 0.0 else f", Σδ ≤ {self.delta!r}"
+        return f"zCDP filter: Σρ ≤ {self.rho!r}, Σξ ≤ {self.xi!r}{extra} (FZ21 Thm 3.1 at every order)"
+
+
+class _GDPFilter(_Filter):
+    """Σμ² ≤ μ²: fully adaptive composition of GDP ([ST22], Smith & Thakurta 2022)."""
+
+    kind = "gdp"
+
+    def __init__(self, mu: float) -> None:
+        self.mu = mu
+        self.mu2 = _mul_down(mu, mu)
+
+    def check_unit(self, u: Any) -> None:
+        if u.mu is None:
+            raise _wrong_kind(u, "μ-GDP", "only Gaussian (μ-GDP) spends compose exactly in GDP")
+
+    def admits(self, t: _Totals) -> bool:
+        return t.mu2 is not None and t.mu2 <= self.mu2
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        return GDP(math.sqrt(max(0.0, self.mu2 - (t.mu2 or 0.0))))
+
+    def describe(self) -> str:
+        return f"GDP filter: Σμ² ≤ {self.mu!r}² (Smith & Thakurta 2022)"
+
+
+class _RDPFilter(_Filter):
+    """Σ ε_i(α) ≤ B(α) at **every** grid order ([FZ21] Thm 3.1 applied at each order)."""
+
+    kind = "rdp"
+
+    def __init__(self, grid: np.ndarray, bound: np.ndarray) -> None:
+        self.grid = grid
+        self.bound = bound
+
+    def check_unit(self, u: Any) -> None:
+        if u.delta > 0.0:
+            raise _wrong_kind(u, "RDP", "it is approximate (δ > 0), and δ-approximate RDP does not imply RDP")
+
+    def admits(self, t: _Totals) -> bool:
+        return bool(np.all(t.rdp <= self.bound))
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        finite = np.isfinite(self.bound)
+        if not np.any(finite):
+            return RDP(lambda a: np.full(np.shape(a), math.inf), label="unbounded")
+        slack = np.maximum(self.bound[finite] - t.rdp[finite], 0.0)
+        slack = np.where(np.isnan(slack), 0.0, slack)
+        return RDP.from_points(self.grid[finite], slack, label="remaining RDP budget")
+
+    def describe(self) -> str:
+        return f"per-order RDP filter on {int(np.isfinite(self.bound).sum())} grid orders (FZ21 Thm 3.1 at each)"
+
+
+class _ApproxDPFilter(_Filter):
+    """The (ε, δ) filter: continue while **some** order α of a fixed set Λ has
+    Σ ε_i(α) ≤ B(α) = ε − log(1 − 1/α) + (log(δ_R/|Λ|) + log α)/(α − 1), and Σδ_i ≤ δ_A.
+
+    Validity (docs/accountant.md, "The (ε, δ) filter"): for each α the process
+    exp((α−1)(L_t − Σ_{s≤t} ε_s(α))) is a nonnegative supermartingale ([FZ21] §3), so at the
+    final time T, E[e^{(α−1)L_T}; α alive at T] ≤ e^{(α−1)B(α)}; the hockey-stick divergence
+    E[(1 − e^{ε−L_T})₊] is bounded order by order as in [CKS20] Prop. 12, and since some α is
+    alive at T, a union bound over Λ gives δ_R. Approximate spends add their δ's ([WRRW23]),
+    reserved up front as δ_A, so (ε, δ_A + δ_R)-DP holds.
+    """
+
+    kind = "approx_dp"
+
+    def __init__(self, eps: float, delta: float, approx_delta: float, grid: np.ndarray,
+                 filter_orders: np.ndarray) -> None:
+        self.eps, self.delta, self.approx_delta = eps, delta, approx_delta
+        self.delta_r = delta - approx_delta
+        self.idx = np.flatnonzero(np.isin(grid, filter_orders))
+        a = grid[self.idx]
+        self.orders = a
+        m = a.size
+        log_share = math.log(self.delta_r) - math.log(m)
+        # c(α) is the CKS20 Prop. 12 offset: ε = ε_R + c(α) at δ = δ_R/|Λ|.
+        c = np.log1p(-1.0 / a) - (log_share + np.log(a)) / (a - 1.0)
+        self.c = c
+        bound = eps - c
+        self.bound = bound - np.abs(bound) * 2.0**-48  # round-off never loosens the filter
+
+    def check_unit(self, u: Any) -> None:
+        if u.delta > 0.0 and self.approx_delta == 0.0:
+            raise _wrong_kind(
+                u, "(ε, δ)",
+                "approximate spends (δ > 0) need part of the budget's δ reserved for them: "
+                "Accountant(budget, approx_delta=...)",
+            )
+
+    def admits(self, t: _Totals) -> bool:
+        if t.delta > self.approx_delta:
+            return False
+        return bool(np.any(t.rdp[self.idx] <= self.bound))
+
+    def spent_epsilon(self, t: _Totals) -> float:
+        """The smallest ε' whose filter (same δ split and orders) admits these totals."""
+        vals = t.rdp[self.idx] + self.c
+        best = float(np.min(vals)) if vals.size else math.inf
+        return max(0.0, conv.round_up(best)) if math.isfinite(best) else math.inf
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        left = self.eps - self.spent_epsilon(t)
+        return ApproxDP(max(0.0, left) if math.isfinite(left) else 0.0, self.delta)
+
+    def describe(self) -> str:
+        return (
+            f"(ε, δ) filter: ε = {self.eps!r}, δ = {self.delta!r} = δ_R {self.delta_r!r} (RDP part, "
+            f"union bound over {self.orders.size} orders, CKS20 Prop. 12 per order) + "
+            f"δ_A {self.approx_delta!r} (approximate spends)"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Public values
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """One entry of the history.
+
+    Attributes:
+        id: position in the ledger (1, 2, …).
+        time: POSIX time at which the spend was recorded.
+        label: the user's label, or None.
+        count: how many runs were spent.
+        guarantee: the guarantee of one run, as recorded (RDP curves come back as points on
+            the grid, conservative between them).
+        mechanism: ``repr`` of the mechanism, or None when a guarantee was spent.
+        stored: the stored record (per-unit values on the grid); ``record`` is its JSON.
+    """
+
+    id: int
+    time: float
+    label: str | None
+    count: int
+    guarantee: Guarantee
+    mechanism: str | None
+    stored: SpendRecord = field(repr=False, compare=False)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The stored record as JSON (schema of docs/accountant.md)."""
+        return self.stored.to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class AccountantReport:
+    """A summary of an accountant (``Accountant.report()``)."""
+
+    budget: Guarantee | None
+    filter: str
+    spends: int
+    count: int
+    spent: Guarantee
+    remaining: Guarantee | None
+    delta: float | None
+    epsilon: float | None
+    method: str | None
+    witness: float | None
+    ledger: str
+    grid_size: int
+    #: the lower end of the PLD route's bracket when ``method`` is ``"pld"``, else None
+    lower: float | None = None
+    #: what ``epsilon`` rests on (see :mod:`renyi.routes`), e.g. that the sequence was fixed
+    #: in advance; the budget itself is enforced by a filter valid under full adaptivity
+    assumption: str | None = None
+    #: the neighbouring relation the totals and the budget are stated under
+    neighbouring: str = nbr.DEFAULT
+
+    def _repr_html_(self) -> str:
+        """An HTML table of the summary (Jupyter shows it for a bare ``acc.report()``)."""
+        from renyi.core.display import accountant_report_html
+
+        return accountant_report_html(self)
+
+    def __rich__(self) -> Any:
+        """The summary as a rich table (``rich.print(acc.report())``)."""
+        from renyi.core.display import accountant_report_rich
+
+        return accountant_report_rich(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly dict (guarantees as ``repr``; ∞ as the string "inf")."""
+
+        def num(x: float | None) -> float | str | None:
+            if x is None:
+                return None
+            return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+        return {
+            "budget": None if self.budget is None else repr(self.budget),
+            "filter": self.filter,
+            "spends": self.spends,
+            "count": self.count,
+            "spent": repr(self.spent),
+            "remaining": None if self.remaining is None else repr(self.remaining),
+            "delta": self.delta,
+            "epsilon": num(self.epsilon),
+            "method": self.method,
+            "witness": num(self.witness),
+            "ledger": self.ledger,
+            "grid_size": self.grid_size,
+            "lower": num(self.lower),
+            "assumption": self.assumption,
+            "neighbouring": self.neighbouring,
+        }
+
+
+def _budget_json(budget: Guarantee, grid: np.ndarray) -> dict[str, Any]:
+    gj = guarantee_to_json(budget, orders=grid if isinstance(budget, RDP) else None)
+    gj.pop("label", None)
+    return gj
+
+
+def _comparable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        out = {k: _comparable(v) for k, v in obj.items() if k != "label"}
+        if "type" in out:  # a guarantee stored before relations were recorded: the default
+            out.setdefault("neighbouring", nbr.DEFAULT)
+        return out
+    return obj
+
+
+# --------------------------------------------------------------------------------------
+# The accountant
+# --------------------------------------------------------------------------------------
+class Accountant:
+    """Composition held as state, with an optional budget enforced by a privacy filter and a
+    durable ledger.
+
+    Args:
+        budget: ``None`` (record only), or one of
+            * ``ApproxDP(ε, δ)`` with δ > 0 — the (ε, δ) filter: RDP on a fixed set of
+              orders with a union bound (see ``docs/accountant.md``); ``approx_delta`` of δ is
+              reserved for approximate spends;
+            * ``PureDP(ε)`` or ``ApproxDP(ε, 0)`` — Σε ≤ ε (pure spends only);
+            * ``ZCDP(rho, xi)`` / ``ApproxZCDP(rho, xi, delta)`` — Σρ ≤ ρ, Σξ ≤ ξ (, Σδ ≤ δ);
+            * ``GDP(mu)`` — Σμ² ≤ μ² (Gaussian spends only);
+            * an ``RDP`` curve — Σε_i(α) ≤ budget(α) at every grid order.
+        ledger: ``None`` (in memory), a path (a SQLite file, created if missing), or a
+            :class:`~renyi.ledger.Ledger`. An existing ledger brings its own budget, grid and
+            filter settings; passing a different budget raises :class:`LedgerError`.
+        filter_orders: orders Λ of the (ε, δ) filter (default :data:`DEFAULT_FILTER_ORDERS`);
+            fewer orders cost less union bound, a single order is the filter of [FZ21] Thm 3.1.
+        approx_delta: δ_A ∈ [0, δ), the part of an (ε, δ) budget's δ reserved for approximate
+            spends (``ApproxDP`` with δ > 0, PTR, …). Default 0: such spends are refused.
+        neighbouring: the neighbouring relation of the totals, ``"add_remove"`` or
+            ``"replace_one"``. With a budget it is the budget's own (``budget.neighbouring``;
+            giving a different one is an error); without, it defaults to add/remove. An
+            existing ledger brings its own. Spends stated under add/remove are converted to a
+            replace-one accountant (a noise mechanism with its sensitivity doubled, else group
+            privacy of two; :mod:`renyi._neighbouring`); replace-one spends to an add/remove
+            accountant are refused with :class:`~renyi.errors.NeighbouringError`, since a
+            replace-one guarantee does not imply an add/remove one.
+
+    Raises:
+        TypeError: for a budget of an unsupported kind.
+        DomainError: for bad ``approx_delta`` / ``filter_orders`` / ``neighbouring``, or a
+            ``neighbouring`` that differs from the budget's.
+        LedgerError: for a corrupted, foreign or newer-version ledger, or a budget that
+            differs from the one stored in the ledger.
+    """
+
+    def __init__(self, budget: Guarantee | None = None, ledger: Any = None, *,
+                 filter_orders: Iterable[float] | None = None, approx_delta: float | None = None,
+                 neighbouring: str | None = None) -> None:
+        if budget is not None and not isinstance(budget, Guarantee):
+            raise TypeError(f"budget must be a guarantee or None; got {type(budget).__name__}")
+        if ledger is not None and not isinstance(ledger, (Ledger, str, os.PathLike)):
+            raise TypeError(f"ledger must be None, a path or a Ledger; got {type(ledger).__name__}")
+        self._lock = threading.RLock()
+
+        fo = None
+        if filter_orders is not None:
+            fo = np.unique(np.asarray(list(filter_orders), dtype=np.float64))
+            if fo.size == 0 or np.any(~np.isfinite(fo)) or np.any(fo <= 1.0):
+                raise DomainError(f"filter_orders must be finite orders in (1, inf), at least one; got {fo.tolist()!r}",
+                                  name="filter_orders", value=fo)
+        if approx_delta is not None:
+            approx_delta = UNIT_CLOSED_OPEN.check("approx_delta", approx_delta)
+        if neighbouring is not None:
+            neighbouring = nbr.check_neighbouring(neighbouring)
+        relation = nbr.relation_of(budget) if budget is not None else (neighbouring or nbr.DEFAULT)
+        if budget is not None and neighbouring is not None and neighbouring != relation:
+            raise DomainError(
+                f"neighbouring must be the budget's relation, {relation!r} (the budget {budget!r} is stated "
+                f"under {nbr.words(relation)} neighbours); got {neighbouring!r}: state the budget under "
+                f"{neighbouring!r}, e.g. {type(budget).__name__}(..., neighbouring={neighbouring!r})",
+                name="neighbouring", value=neighbouring)
+
+        grid = default_orders()
+        if fo is not None:
+            grid = np.unique(np.concatenate([grid, fo]))
+        proposal: dict[str, Any] = {
+            "format": LEDGER_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "renyi_version": __version__,
+            "created": time.time(),
+            "grid": encode_floats(grid),
+            "filter_orders": encode_floats(fo if fo is not None else np.asarray(DEFAULT_FILTER_ORDERS)),
+            "approx_delta": approx_delta or 0.0,
+            "budget": None if budget is None else _budget_json(budget, grid),
+            "neighbouring": relation,
+        }
+        if budget is not None:
+            _make_filter(proposal, decode_floats(proposal["grid"]))  # validate before touching a file
+        if ledger is None:
+            store: Ledger = MemoryLedger()
+        elif isinstance(ledger, Ledger):
+            store = ledger
+        else:
+            store = SQLiteLedger(ledger)
+        self._ledger = store
+        try:
+            header = store.initialize(proposal)
+        except BaseException:
+            store.close()
+            raise
+        try:
+            self._grid = decode_floats(header["grid"])
+            self._grid.setflags(write=False)
+            if header.get("budget") is not None and budget is not None:
+                if _comparable(header["budget"]) != _comparable(proposal["budget"]):
+                    raise LedgerError(
+                        f"the ledger's budget {header['budget']!r} differs from the budget given "
+                        f"{proposal['budget']!r}; open it with budget=None to use the stored one"
+                    )
+            if header.get("budget") is None and budget is not None:
+                raise LedgerError("the ledger was created without a budget; a budget cannot be added later")
+            if fo is not None and header.get("filter_orders") != proposal["filter_orders"]:
+                raise LedgerError("filter_orders differ from those stored in the ledger")
+            if approx_delta is not None and header.get("approx_delta") != approx_delta:
+                raise LedgerError("approx_delta differs from the value stored in the ledger")
+            # a ledger written before relations were recorded is under the default, add/remove
+            stored = nbr.check_neighbouring(header.get("neighbouring", nbr.DEFAULT), "ledger neighbouring")
+            if (budget is not None or neighbouring is not None) and stored != relation:
+                raise LedgerError(
+                    f"the ledger's totals are stated under {nbr.words(stored)} neighbours, not "
+                    f"{nbr.words(relation)}; open it with budget=None and neighbouring=None to use the stored relation")
+            self._neighbouring = stored
+            self._header = header
+            self._filter = _make_filter(header, self._grid)
+            self._budget = None if header.get("budget") is None else guarantee_from_json(header["budget"])
+        except (KeyError, TypeError, ValueError) as exc:
+            store.close()
+            raise LedgerError(f"bad ledger header: {exc}") from None
+        except BaseException:
+            store.close()
+            raise
+        self._totals = _Totals.empty(self._grid.size)
+        self._cache: dict[Any, _Unit] = {}
+        # The mechanisms (or guarantees) spent through this object, merged by equality, for the
+        # routes that need them (PLD). None once the ledger holds spends this object did not
+        # make (other processes, an import, an existing ledger): the ledger stores guarantees,
+        # not mechanisms, and a route may only account for everything that was spent.
+        self._live: dict[Any, list[Any]] | None = {}
+        self._last_live: tuple[Any, Any] | None = None
+        self._items: dict[Any, tuple[Guarantee, str | None, _Unit, Any]] = {}
+        self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit, Any]] | None = None
+        self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
+        self.refresh()
+
+    # ----- context manager -------------------------------------------------------------
+    def __enter__(self) -> Accountant:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the ledger (the accountant cannot spend afterwards)."""
+        self._ledger.close()
+
+    def __repr__(self) -> str:
+        return f"Accountant(budget={self._budget!r}, ledger={self._ledger!r}, spends={self._totals.spends})"
+
+    # ----- properties ------------------------------------------------------------------
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation of the totals and the budget: ``"add_remove"`` or ``"replace_one"``."""
+        return self._neighbouring
+
+    @property
+    def budget(self) -> Guarantee | None:
+        """The budget (as stored in the ledger), or None."""
+        return self._budget
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger that records every accepted spend (a :class:`MemoryLedger` by default)."""
+        return self._ledger
+
+    @property
+    def orders(self) -> np.ndarray:
+        """The fixed grid of orders on which the RDP state is kept (read-only)."""
+        return self._grid
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The ledger header (format, schema version, renyi version, grid, budget, …)."""
+        result: dict[str, Any] = json.loads(json.dumps(self._header))
+        return result
+
+    @property
+    def filter(self) -> str:
+        """A description of the privacy filter that enforces the budget."""
+        return self._filter.describe()
+
+    # ----- state -----------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read spends recorded by other processes since the last read."""
+        with self._lock:
+            self._apply(self._ledger.iter_rows(self._totals.last_id))
+
+    def _apply(self, rows: Iterable[SpendRecord]) -> None:
+        # Only the totals are kept: memory does not grow with the length of the ledger.
+        t = self._totals
+        for r in rows:
+            if r.id != t.last_id + 1:
+                raise LedgerError(f"ledger rows are not contiguous: expected id {t.last_id + 1}, got {r.id}")
+            if r.rdp.size != self._grid.size:
+                raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
+            t = t.plus(r, r.count, r.id)
+            self._live = None  # a spend this object did not make: its mechanism is unknown
+        self._totals = t
+
+    def _unit(self, g: Guarantee) -> _Unit:
+        try:
+            key: Any = (type(g), g)
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None:
+            u = self._cache.get(key)
+            if u is not None:
+                return u
+        u = _unit_of(g, self._grid)
+        if key is not None:
+            if len(self._cache) >= 1024:
+                self._cache.clear()
+            self._cache[key] = u
+        return u
+
+    def _exceeded(self, g: Guarantee, count: int) -> BudgetExceededError:
+        requested = g if count == 1 else g.compose(count)
+        return BudgetExceededError(
+            f"spending {requested!r} would exceed the budget {self._budget!r}; remaining: {self.remaining!r}; "
+            "nothing was recorded",
+            requested=requested,
+            remaining=self.remaining,
+        )
+
+    # ----- spending ----------------------------------------------------------------------
+    def spend(self, item: Any, count: int = 1, label: str | None = None) -> Spend:
+        """Record ``count`` runs of a mechanism or guarantee, if the budget allows it.
+
+        The check and the write happen in one ledger transaction under its write lock, so
+        concurrent accountants on one ledger never together exceed the budget.
+
+        Args:
+            item: a guarantee or a mechanism (anything with a ``guarantee``).
+            count: number of runs, an integer ≥ 1.
+            label: an optional label for the history.
+
+        Returns:
+            The recorded :class:`Spend`.
+
+        Raises:
+            BudgetExceededError: the budget would not hold; nothing was recorded.
+            ConversionError: the spend has no valid route to the budget's definition (e.g.
+                an ``ApproxDP`` spend against a ``ZCDP`` budget).
+            DomainError / TypeError: bad ``count``, ``label`` or ``item``.
+        """
+        g, mech, k, label, unit, item = self._prepare(item, count, label)
+        with self._lock:
+            trial = self._totals.plus(unit, k, self._totals.last_id + 1)
+            if not self._filter.admits(trial):
+                # Totals only grow and ours are a prefix of the ledger: refusing now is final.
+                raise self._exceeded(g, k)
+            rec = SpendRecord(0, time.time(), label, k, unit.guarantee, mech, unit.rdp, unit.eps_inf,
+                              unit.xi, unit.rho, unit.mu, unit.delta)
+            with self._ledger.transaction() as txn:
+                others = txn.rows_after(self._totals.last_id)
+                if others:  # spends by other processes since our last read
+                    self._apply(others)
+                    trial = self._totals.plus(unit, k, self._totals.last_id + 1)
+                    if not self._filter.admits(trial):
+                        raise self._exceeded(g, k)
+                new_id = txn.append(rec)
+                if new_id != trial.last_id:
+                    raise LedgerError(f"ledger assigned id {new_id}, expected {trial.last_id}")
+            rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
+                              rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
+            self._totals = trial
+            self._remember(item, k)
+            return self._spend_of(rec)
+
+    def _prepare(self, item: Any, count: Any,
+                 label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit, Any]:
+        k = check_int("count", count)
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"label must be a string or None; got {type(label).__name__}")
+        last = self._last_item
+        if last is not None and last[0] is item:
+            # the same (immutable) object as the previous spend: a training loop's step
+            g, mech, unit, stated = last[1]
+        else:
+            key = _item_key(item)
+            hit = None if key is None else self._items.get(key)
+            if hit is None:
+                _resolve(item)  # a TypeError for what is neither a guarantee nor a mechanism
+                # the spend stated under the accountant's relation (converted or refused)
+                stated = _restate(item, self._neighbouring)
+                g, mech = _resolve(stated)
+                unit = self._unit(g)
+                if key is not None:
+                    if len(self._items) >= 1024:
+                        self._items.clear()
+                    self._items[key] = (g, mech, unit, stated)
+            else:
+                g, mech, unit, stated = hit
+            self._last_item = (item, (g, mech, unit, stated)) if key is not None else None
+        self._filter.check_unit(unit)
+        return g, mech, k, label, unit, stated
+
+    def can_spend(self, item: Any, count: int = 1) -> bool:
+        """Whether :meth:`spend` would accept ``count`` runs of ``item`` now (records nothing).
+
+        Raises the same ``ConversionError`` / ``DomainError`` / ``TypeError`` as :meth:`spend`.
+        """
+        _, _, k, _, unit, _ = self._prepare(item, count, None)
+        with self._lock:
+            self.refresh()
+            return self._filter.admits(self._totals.plus(unit, k, 0))
+
+    def release(self, mechanism: Any, value: Any, label: str | None = None, rng: Any = None) -> Any:
+        """Check, record, then sample: ``mechanism.release(value, rng)`` only after the spend
+        is committed. A refused release raises :class:`BudgetExceededError` and returns
+        nothing; if sampling fails after the spend, the spend stays recorded (conservative)."""
+        if isinstance(mechanism, Guarantee) or not callable(getattr(mechanism, "release", None)):
+            raise TypeError(f"release needs a mechanism; got {type(mechanism).__name__}")
+        self.spend(mechanism, 1, label)
+        return mechanism.release(value, rng=rng)
+
+    # ----- reading ----------------------------------------------------------------------
+    def _spend_of(self, r: SpendRecord) -> Spend:
+        # Records of one cached unit share its JSON and its grid values (the same objects),
+        # so repeated spends of one mechanism decode once; identity is checked, not assumed.
+        key = (id(r.guarantee), id(r.rdp))
+        hit = self._decode_memo.get(key)
+        if hit is not None and hit[0] is r.guarantee and hit[1] is r.rdp:
+            g = hit[2]
+        else:
+            g = guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp)
+            if len(self._decode_memo) >= 1024:
+                self._decode_memo.clear()
+            self._decode_memo[key] = (r.guarantee, r.rdp, g)
+        return Spend(r.id, r.time, r.label, r.count, g, r.mechanism, r)
+
+    def _stored(self) -> list[SpendRecord]:
+        # Re-read from the ledger (the accountant keeps only totals); the rows this
+        # accountant has applied are exactly ids 1..last_id.
+        last = self._totals.last_id
+        out = []
+        for r in self._ledger.iter_rows(0):
+            if r.id > last:
+                break
+            out.append(r)
+        return out
+
+    @property
+    def history(self) -> tuple[Spend, ...]:
+        """Every recorded spend, in ledger order (call :meth:`refresh` to see other processes')."""
+        with self._lock:
+            return tuple(self._spend_of(r) for r in self._stored())
+
+    @property
+    def records(self) -> tuple[SpendRecord, ...]:
+        """The raw stored records (per-unit values on the grid)."""
+        with self._lock:
+            return tuple(self._stored())
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The totals as exact JSON numbers (for audits and bit-for-bit comparisons)."""
+        t = self._totals
+        return {
+            "last_id": t.last_id, "spends": t.spends, "count": t.count, "rdp": encode_floats(t.rdp),
+            "eps_inf": encode_floats([t.eps_inf])[0], "xi": t.xi, "rho": t.rho, "mu2": t.mu2,
+            "delta": t.delta, "all_pure": t.all_pure, "has_curve": t.has_curve,
+        }
+
+    def _curve(self) -> RDP:
+        t = self._totals
+        finite = np.isfinite(t.rdp)
+        zc = None if t.rho is None or t.xi is None else (t.xi, t.rho)
+        if not np.any(finite):
+            from renyi.guarantees.rdp import _Infinite
+
+            return RDP(_Infinite(), eps_inf=t.eps_inf, zcdp=zc, convex=False, label="spent")
+        pts = RDP.from_points(self._grid[finite], t.rdp[finite], eps_inf=t.eps_inf)
+        return RDP(pts.fn, eps_inf=t.eps_inf, zcdp=zc, convex=False, orders=tuple(self._grid[finite]),
+                   label=f"composition of {t.spends} spends on {int(finite.sum())} orders")
+
+    @property
+    def spent(self) -> Guarantee:
+        """The composition of the recorded spends as one guarantee, stated under
+        :attr:`neighbouring` (see :meth:`_spent`)."""
+        with self._lock:
+            g: Guarantee = nbr.with_relation(self._spent(), self._neighbouring)
+            return g
+
+    def _spent(self) -> Guarantee:
+        """The composition of the recorded spends as one guarantee (the composition table of
+        :func:`renyi.compose`, computed from the ledger's totals).
+
+        This is the guarantee of the realised sequence *as if it had been fixed in advance*;
+        under fully adaptive parameter choices the valid statement is the budget (the filter).
+        """
+        t = self._totals
+        if t.spends == 0:
+            return PureDP(0.0)
+        d = min(t.delta, math.nextafter(1.0, 0.0))
+        if t.mu2 is not None:
+            return GDP(_sqrt_up(t.mu2))
+        if t.all_pure:
+            return PureDP(t.eps_inf)
+        if not t.has_curve and t.rho is not None:
+            return ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)  # type: ignore[arg-type]
+        curve = self._curve()
+        return curve if d == 0.0 else ApproxRDP(curve, d)
+
+    @property
+    def within_budget(self) -> bool:
+        """Whether the recorded spends pass the budget's filter (True without a budget).
+
+        This is the one budget check: :meth:`spend` admits a spend exactly when the totals
+        with it would be within budget, and the pipeline report asks the same question.
+        """
+        with self._lock:
+            return self._filter.admits(self._totals)
+
+    @property
+    def remaining(self) -> Guarantee | None:
+        """What is left of the budget, in the budget's own terms (None without a budget).
+
+        * ``ApproxDP(ε, δ)`` budget: ``ApproxDP(ε − ε_F, δ)`` where ε_F is the smallest ε'
+          whose (ε', δ) filter (same δ split and orders) would admit what was spent;
+        * ``PureDP``: ε − Σε; ``ZCDP``: (ρ − Σρ, ξ − Σξ); ``ApproxZCDP``: also δ − Σδ;
+        * ``GDP``: √(μ² − Σμ²); ``RDP``: the per-order slack budget(α) − Σε_i(α) on the grid.
+        """
+        with self._lock:
+            left = self._filter.remaining(self._totals)
+            return None if left is None else nbr.with_relation(left, self._neighbouring)
+
+    def _remember(self, item: Any, count: int) -> None:
+        if self._live is None:
+            return
+        last = self._last_live
+        if last is not None and last[0] is item and last[1] in self._live:
+            self._live[last[1]][1] += count  # the previous spend's (immutable) object again
+            return
+        for obj, k in items_of(item, count):
+            try:
+                key: Any = (type(obj), obj)
+                hash(key)
+            except TypeError:
+                key = ("id", id(obj))
+            if key in self._live:
+                self._live[key][1] += k
+            else:
+                self._live[key] = [obj, k]
+            self._last_live = (item, key) if obj is item and key[0] != "id" else None
+
+    def _live_items(self) -> list[Item] | None:
+        if self._live is None or not self._live:
+            return None
+        return [(o, int(k)) for o, k in self._live.values()]
+
+    def _route_inputs(self, method: str | None = None) -> list[tuple[_routes.Route, Any]]:
+        """Each accounting route of :mod:`renyi.routes` with what the accountant can give it:
+        the exact summaries of the totals (Σμ² for the exact route, (Σξ, Σρ) for zCDP, Σε(∞)
+        and Σδ for the direct (ε, δ) route, the RDP curve on the grid for RDP), and the spent
+        mechanisms themselves for the PLD route when this object made every spend."""
+        t = self._totals
+        d = t.delta
+        if d >= 1.0:
+            return [] if t.mu2 is None else [(_routes.EXACT, GDP(_sqrt_up(t.mu2)))]
+        out: list[tuple[_routes.Route, Any]] = []
+        if t.mu2 is not None:
+            out.append((_routes.EXACT, GDP(_sqrt_up(t.mu2))))
+        live = self._live_items()
+        if live is not None and (t.mu2 is None or method == "pld"):
+            # (all-Gaussian spends: the exact route is the truth, PLD cannot be smaller)
+            out.append((_routes.PLD, live))
+        if np.any(np.isfinite(t.rdp)):
+            curve = self._curve()
+            out.append((_routes.RDP_ROUTE, curve if d == 0.0 else ApproxRDP(curve, d)))
+        if t.rho is not None:
+            out.append((_routes.ZCDP_ROUTE, ZCDP(t.rho, t.xi) if d == 0.0 else ApproxZCDP(t.rho, t.xi, d)))  # type: ignore[arg-type]
+        if math.isfinite(t.eps_inf):
+            out.append((_routes.DIRECT, ApproxDP(t.eps_inf, d)))
+        return out
+
+    def _best(self, which: str, x: float, method: str | None) -> Conversion:
+        if method is not None:
+            _routes.route(method)  # unknown names are a DomainError
+        with self._lock:
+            if self._totals.spends == 0:
+                return Conversion(0.0, None, "nothing spent")
+            results = []
+            for r, obj in self._route_inputs(method):
+                if method is not None and r.name != method:
+                    continue
+                if method == "pld":
+                    obj = _routes.items(obj, offer_pld=True)  # asked for by name
+                try:
+                    c = r.epsilon(obj, x) if which == "epsilon" else r.delta(obj, x)
+                except ConversionError as exc:
+                    results.append(_routes.RouteResult(r, None, str(exc)))
+                    continue
+                results.append(_routes.RouteResult(r, c))
+            if method is not None and not any(res.applicable for res in results):
+                why = results[0].note if results else "the accountant has no input for it"
+                raise ConversionError(f"the {method} route does not apply to these spends: {why}")
+            return _routes.best(results, none_value=math.inf if which == "epsilon" else 1.0)
+
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        """The smallest ε at ``delta`` over the accounting routes (:mod:`renyi.routes`) for
+        the spends so far, with the route's name as ``method``.
+
+        The routes: exact GDP (every spend Gaussian), RDP on the grid ([CKS20] Prop. 12), zCDP,
+        the direct (ε, δ) route (every spend pure or (ε, δ)), and the PLD route when every spend
+        was made by this object (the ledger keeps guarantees, not mechanisms). Like
+        :attr:`spent`, the number is the guarantee of the realised sequence *as if it had been
+        fixed in advance*; under fully adaptive choices the valid statement is the budget,
+        enforced by the filter. ``method`` selects one route.
+        """
+        delta = PROBABILITY_OPEN.check("delta", delta)
+        return self._best("epsilon", delta, method)
+
+    def epsilon(self, delta: float, method: str | None = None) -> float:
+        """The smallest valid ε at ``delta`` for the spends so far (see :meth:`best_epsilon`)."""
+        return self.best_epsilon(delta, method).value
+
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        """The smallest δ at ``epsilon`` over the same routes as :meth:`best_epsilon`."""
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
+        return self._best("delta", epsilon, method)
+
+    def delta(self, epsilon: float, method: str | None = None) -> float:
+        """The smallest valid δ at ``epsilon`` for the spends so far (see :meth:`best_delta`)."""
+        return self.best_delta(epsilon, method).value
+
+    def report(self, delta: float | None = None) -> AccountantReport:
+        """A summary: budget, filter, totals, what remains, and ε at ``delta`` (default: the
+        budget's δ when it has one)."""
+        with self._lock:
+            if delta is None and self._budget is not None:
+                bd = float(getattr(self._budget, "delta", 0.0) or 0.0) if isinstance(
+                    self._budget, (ApproxDP, ApproxZCDP)) else 0.0
+                delta = bd if bd > 0 else None
+            conv_ = self.best_epsilon(delta) if delta is not None else None
+            assumption = None
+            if conv_ is not None and conv_.method in _routes.names():
+                assumption = _routes.route(conv_.method).assumption
+            return AccountantReport(
+                budget=self._budget,
+                filter=self._filter.describe(),
+                spends=self._totals.spends,
+                count=self._totals.count,
+                spent=self.spent,
+                remaining=self.remaining,
+                delta=delta,
+                epsilon=None if conv_ is None else conv_.value,
+                method=None if conv_ is None else conv_.method,
+                witness=None if conv_ is None else conv_.witness,
+                ledger=repr(self._ledger),
+                grid_size=int(self._grid.size),
+                lower=None if conv_ is None else conv_.lower,
+                assumption=assumption,
+                neighbouring=self._neighbouring,
+            )
+
+    # ----- export / import ----------------------------------------------------------------
+    def export_jsonl(self, dest: str | os.PathLike[str] | IO[str]) -> int:
+        """Write the header and every spend as JSON lines; returns the number of spends.
+
+        Line 1 is ``{"header": {...}}``; each further line is one record (docs/accountant.md).
+        """
+        def write(fh: IO[str]) -> int:
+            # One line at a time: memory does not grow with the length of the ledger.
+            with self._lock:
+                self.refresh()
+                last = self._totals.last_id
+                fh.write(json.dumps({"header": self._header}, allow_nan=False) + "\n")
+                n = 0
+                for r in self._ledger.iter_rows(0):
+                    if r.id > last:
+                        break
+                    fh.write(json.dumps(r.to_json(), allow_nan=False) + "\n")
+                    n += 1
+            return n
+
+        if isinstance(dest, (str, os.PathLike)):
+            with open(dest, "w", encoding="utf-8") as fh:
+                return write(fh)
+        return write(dest)
+
+    def import_jsonl(self, src: str | os.PathLike[str] | IO[str]) -> int:
+        """Append the spends of an exported history, all or nothing, checking the budget.
+
+        The export's grid must equal this ledger's grid. Records keep their time, label,
+        count, guarantee and per-unit values; they get new ids.
+
+        Raises:
+            LedgerError: malformed file or a different grid.
+            BudgetExceededError: the budget would not hold; nothing was imported.
+        """
+        if isinstance(src, (str, os.PathLike)):
+            with open(src, encoding="utf-8") as fh:
+                text = fh.read()
+        else:
+            text = src.read()
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        try:
+            objs = [json.loads(ln) for ln in lines]
+        except json.JSONDecodeError as exc:
+            raise LedgerError(f"not a renyi history export: {exc}") from None
+        if not objs or not isinstance(objs[0], dict) or "header" not in objs[0]:
+            raise LedgerError("not a renyi history export: the first line must be {\"header\": ...}")
+        head = objs[0]["header"]
+        if not isinstance(head, dict) or head.get("format") != LEDGER_FORMAT:
+            raise LedgerError("not a renyi history export (wrong format)")
+        if isinstance(head.get("schema_version"), int) and head["schema_version"] > SCHEMA_VERSION:
+            raise LedgerError(f"export written by a newer renyi (schema version {head['schema_version']})")
+        if head.get("grid") != self._header["grid"]:
+            raise LedgerError("the export's grid of orders differs from this ledger's; totals would not be comparable")
+        theirs = head.get("neighbouring", nbr.DEFAULT)
+        if theirs != self._neighbouring:
+            raise LedgerError(f"the export's spends are stated under {theirs!r} neighbours, this ledger's under "
+                              f"{self._neighbouring!r}; their totals do not add")
+        recs = []
+        for o in objs[1:]:
+            if not isinstance(o, dict):
+                raise LedgerError("malformed record in export")
+            r = SpendRecord.from_json(o, id=0)
+            if r.rdp.size != self._grid.size:
+                raise LedgerError("a record's RDP values do not match the grid")
+            self._filter.check_unit(r)
+            recs.append(r)
+        with self._lock:
+            with self._ledger.transaction() as txn:
+                self._apply(txn.rows_after(self._totals.last_id))
+                t = self._totals
+                for r in recs:
+                    t = t.plus(r, r.count, t.last_id + 1)
+                    if not self._filter.admits(t):
+                        raise BudgetExceededError(
+                            f"importing would exceed the budget {self._budget!r} at record "
+                            f"{r.guarantee!r}; nothing was imported",
+                            requested=guarantee_from_json(r.guarantee, orders=self._grid, epsilons=r.rdp),
+                            remaining=self.remaining,
+                        )
+                for i, r in enumerate(recs):
+                    nid = txn.append(r)
+                    if nid != self._totals.last_id + 1 + i:
+                        raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
+            self._live = None
+            self._totals = t
+        return len(recs)
+
+
+def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
+    b = header.get("budget")
+    if b is None:
+        return _Filter()
+    g = guarantee_from_json(b)
+    if isinstance(g, PureDP) or (isinstance(g, ApproxDP) and float(g.delta) == 0.0):
+        return _PureFilter(float(g.epsilon))
+    if isinstance(g, ApproxDP):
+        eps, delta = g.params
+        ad = float(header.get("approx_delta") or 0.0)
+        if not 0.0 <= ad < delta:
+            raise DomainError(f"approx_delta must be in [0, {delta!r}) (the budget's delta); got {ad!r}",
+                              name="approx_delta", value=ad)
+        fo = decode_floats(header["filter_orders"])
+        return _ApproxDPFilter(eps, delta, ad, grid, fo)
+    if isinstance(g, ZCDP):
+        return _ZCDPFilter(g.rho, g.xi, 0.0)
+    if isinstance(g, ApproxZCDP):
+        return _ZCDPFilter(g.rho, g.xi, float(g.delta))
+    if isinstance(g, GDP):
+        return _GDPFilter(g.mu)
+    if isinstance(g, RDP):
+        orders = decode_floats(b["orders"])
+        epsilons = decode_floats(b["epsilons"])
+        if orders.shape != grid.shape or np.any(orders != grid):
+            raise LedgerError("the RDP budget is not given on the ledger's grid")
+        return _RDPFilter(grid, epsilons)
+    raise TypeError(
+        f"unsupported budget {type(g).__name__}: use ApproxDP, PureDP, ZCDP, ApproxZCDP, GDP or an RDP curve"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Replaying a stored history (read-only tools: `renyi ledger show`, audits)
+# --------------------------------------------------------------------------------------
+class _ReplayLedger(Ledger):
+    """A read-only view of a header and a stream of records, for :func:`replay`."""
+
+    def __init__(self, header: dict[str, Any], rows: Iterable[SpendRecord]) -> None:
+        self._header = header
+        self._rows = iter(rows)
+
+    def __repr__(self) -> str:
+        return "replay"
+
+    def initialize(self, header: dict[str, Any]) -> dict[str, Any]:
+        return self._header
+
+    def iter_rows(self, last_id: int) -> Any:
+        for r in self._rows:
+            if r.id > last_id:
+                yield r
+
+    def rows_after(self, last_id: int) -> list[SpendRecord]:
+        return list(self.iter_rows(last_id))
+
+    def transaction(self) -> Any:
+        raise LedgerError("a replayed ledger is read-only")
+
+
+def replay(header: dict[str, Any], rows: Iterable[SpendRecord]) -> Accountant:
+    """An accountant holding the totals of a stored history, read one row at a time.
+
+    The same totals, filter and budget check as :class:`Accountant` on that ledger (one source
+    of truth), in memory independent of the number of rows. The result cannot spend.
+
+    Raises:
+        LedgerError: for a malformed header or rows.
+    """
+    return Accountant(ledger=_ReplayLedger(header, rows))
+
+
+# --------------------------------------------------------------------------------------
+# The one budget check for a fixed sequence of spends (the pipeline report asks it)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class BudgetCheck:
+    """The accountant's verdict on a sequence of spends against a budget (:func:`check_budget`).
+
+    Attributes:
+        holds: True when an :class:`Accountant` with the budget admits every spend, in order.
+        filter: the privacy filter that decided (:attr:`Accountant.filter`).
+        spent: what the sequence costs in that filter's terms: the smallest ε' whose (ε', δ)
+            filter admits it (an ``ApproxDP`` budget; never below the sequence's own ε),
+            Σε (pure DP), Σρ (zCDP), √Σμ² (GDP); ``None`` for an RDP budget, or where the
+            sequence has no such number (e.g. no zCDP bound).
+        approx_delta: the part of the budget's δ reserved for approximate spends.
+        reason: why the budget does not hold (the accountant's own message; "" when it holds).
+    """
+
+    holds: bool
+    filter: str
+    spent: float | None
+    approx_delta: float = 0.0
+    reason: str = ""
+
+
+def _spent_of(f: _Filter, t: _Totals) -> float | None:
+    if isinstance(f, _ApproxDPFilter):
+        return f.spent_epsilon(t)
+    if isinstance(f, _PureFilter):
+        return t.eps_inf
+    if isinstance(f, _ZCDPFilter):
+        return t.rho
+    if isinstance(f, _GDPFilter):
+        return None if t.mu2 is None else _sqrt_up(t.mu2)
+    return None
+
+
+def check_budget(budget: Guarantee, items: Iterable[tuple[Any, int]], *,
+                 approx_delta: float | None = None) -> BudgetCheck:
+    """Whether ``Accountant(budget)`` admits every ``(item, count)`` of ``items``, in order.
+
+    The one budget check shared by the accountant and the pipeline report: the items are
+    spent, one by one, in an in-memory :class:`Accountant` with this budget, exactly as a
+    run would spend them, so a report can never say "holds" where a run would be refused,
+    or the reverse. The filters are those of a fully adaptive run (the (ε, δ) filter is RDP
+    on a fixed set of orders with a union bound, see :class:`Accountant`); the ε of the same
+    sequence fixed in advance may be smaller (a PLD or exact route), but it does not decide.
+
+    Args:
+        budget: any budget :class:`Accountant` takes.
+        items: ``(mechanism or guarantee, count)`` pairs, in the order they are spent.
+        approx_delta: the part of an (ε, δ) budget's δ reserved for approximate spends.
+            Default: exactly the sum of the approximate spends' δ's (a fixed sequence knows
+            it in advance; the smallest reservation that admits them), 0 if there are none.
+
+    Returns:
+        A :class:`BudgetCheck`; a refused spend (budget exceeded, or no valid route to the
+        budget's definition) gives ``holds=False`` with the accountant's message.
+
+    Raises:
+        TypeError / DomainError: a budget or item :class:`Accountant` does not take.
+
+    Examples:
+        >>> from renyi import Gaussian, ZCDP
+        >>> check_budget(ZCDP(0.5), [(Gaussian(2.0), 3)]).holds
+        True
+        >>> check_budget(ZCDP(0.3), [(Gaussian(2.0), 3)]).spent
+        0.375
+    """
+    pairs = [(it, k) for it, k in items]
+    # the same relation as the budget's, so that spends are restated exactly as the filter sees them
+    free = Accountant(neighbouring=nbr.relation_of(budget))
+    try:
+        for it, k in pairs:
+            free.spend(it, k)
+    except ConversionError as exc:
+        return BudgetCheck(False, "", None, 0.0, str(exc))
+    t = free._totals
+    if approx_delta is None:
+        approx_delta = 0.0
+        if isinstance(budget, ApproxDP) and float(budget.delta) > 0.0 and t.delta > 0.0:
+            if not t.delta < float(budget.delta):
+                return BudgetCheck(False, Accountant(budget).filter, None, 0.0,
+                                   f"the approximate spends' δ's sum to {t.delta!r}, not below the budget's "
+                                   f"δ = {float(budget.delta)!r}: nothing is left for the RDP part")
+            approx_delta = t.delta
+    acct = Accountant(budget, approx_delta=approx_delta)
+    spent = _spent_of(acct._filter, t)
+    try:
+        for it, k in pairs:
+            acct.spend(it, k)
+    except (BudgetExceededError, ConversionError) as exc:
+        return BudgetCheck(False, acct.filter, spent, approx_delta, str(exc))
+    return BudgetCheck(True, acct.filter, spent, approx_delta)

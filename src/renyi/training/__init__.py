@@ -1,0 +1,1 @@
+"""Adapters to training code: dp-accounting events and the Opacus and dp-accounting integrations."""

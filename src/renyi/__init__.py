@@ -82,7 +82,7 @@ _SUBMODULES = frozenset({
     "divergences", "plrv", "samplers", "subsampling", "allocation", "truncation", "tuning", "batches",
     "calibration", "accountant", "ledger", "dp_events", "integrations", "errors", "core",
     "guarantees", "mechanisms", "sampling", "accounting", "budget", "training", "pipeline", "report",
-    "plots",
+    "plots", "audit",
 })
 #: ``renyi.release`` is a callable package: ``renyi.release(spec)`` runs a release
 _SUBMODULES = _SUBMODULES | {"release"}
@@ -110,6 +110,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # for `from renyi import X` in user code (tests/test_typing.py keeps it complete).
     from renyi.accounting import accuracy as accuracy
     from renyi.accounting import dpsgd as dpsgd
+    from renyi import audit as audit
     from renyi.budget.accountant import Accountant as Accountant
     from renyi.budget.accountant import AccountantReport as AccountantReport
     from renyi.budget.accountant import Spend as Spend

@@ -542,12 +542,74 @@ def _tradeoff_report(report: Any, *, points: int = 60, log_fpr: bool = False) ->
                            title=f"Membership test trade-off of {_name(report)}")
 
 
+# --------------------------------------------------------------------------------------
+# The audit: empirical trade-off against the certified curve
+# --------------------------------------------------------------------------------------
+@_styled
+def audit_figure(report: Any, *, points: int = 80, title: str = "", ax: Any = None) -> Figure:
+    """The audit's empirical trade-off (TPR against FPR, log axes) with its simultaneous
+    confidence corners, against the certified upper bound of the declared event.
+
+    Every confidence corner (FPR⁺, TPR⁻) of a valid audit lies on or below the certified curve
+    with probability ≥ the audit's confidence; a corner above it is evidence that the run is not
+    the declared event.
+
+    Args:
+        report: a :class:`renyi.audit.AuditReport`.
+        points: number of FPRs for the certified curve.
+        title: figure title (default: names the event).
+        ax: draw into these axes instead of a new figure.
+    """
+    from renyi.core.formatting import fmt_down
+
+    fig, ax = _target(ax)
+    shown = [r for r in report.results if r.tradeoff.fpr.size]
+    lo = 1e-4
+    if shown:
+        t = shown[0].tradeoff
+        pos = t.fpr[t.fpr > 0]
+        if pos.size:
+            lo = max(1e-6, min(lo, float(pos.min()) / 2))
+    fpr = np.geomspace(lo, 1.0, points)
+    ax.plot(fpr, fpr, color="#999999", lw=1.0, ls=":", label="random guess (TPR = FPR)")
+    if report.items is not None:
+        d = tradeoff_data(report.items, points=points, log_fpr=True)
+        x = d["fpr"]
+        if "pld_upper" in d:
+            ax.plot(x, d["pld_upper"], color=COLOURS["exact"], lw=2.2,
+                    label=f"certified upper bound ({report.event})")
+        elif "rdp" in d:
+            ax.plot(x, d["rdp"], color=COLOURS["rdp"], lw=2.2, ls="--",
+                    label=f"certified upper bound, RDP route ({report.event})")
+    if shown:
+        t = shown[0].tradeoff
+        ok = t.fpr > 0
+        ax.step(t.fpr[ok], t.tpr[ok], where="post", color="#444444", lw=1.2, label="empirical trade-off (canaries)")
+    for r in report.results:
+        if r.tradeoff.fpr_upper.size:
+            c = r.tradeoff
+            keep = c.tpr_lower > 0
+            ax.scatter(c.fpr_upper[keep], c.tpr_lower[keep], s=18, color=COLOURS["zcdp"], zorder=3,
+                       label=f"confidence corners (FPR⁺, TPR⁻), {r.confidence:g} simultaneous")
+            break
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(fpr[0], 1.0)
+    ax.set_ylim(fpr[0], 1.05)
+    ax.set_xlabel("false-positive rate α")
+    ax.set_ylabel("true-positive rate")
+    best = ", ".join(f"{r.method} ε ≥ {fmt_down(r.epsilon)}" for r in report.results)
+    ax.set_title(title or f"Audit at δ = {report.delta:g}: {best}")
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
 def figure_for(kind: str, **kwargs: Any) -> Figure:
     """Dispatch used by the CLI: ``kind`` in report | rdp | profile | plrv | compositions |
-    tradeoff."""
+    tradeoff | audit."""
     figures: dict[str, Callable[..., Figure]] = {
         "report": report_figure, "rdp": rdp_figure, "profile": profile_figure, "plrv": plrv_figure,
-        "compositions": compositions_figure, "tradeoff": _tradeoff_report,
+        "compositions": compositions_figure, "tradeoff": _tradeoff_report, "audit": audit_figure,
     }
     return figures[kind](**kwargs)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import typer
 
 from renyi.cli import accuracy as _accuracy
+from renyi.cli import audit as _audit
 from renyi.cli import convert as _convert
 from renyi.cli import examples as _examples
 from renyi.cli import ledger as _ledger
@@ -53,6 +54,7 @@ app.command(name="accuracy", short_help="Interval half-width of noisy answers, o
 app.command(name="allocate", short_help="Split a budget over queries to minimise a declared loss.")(
     _accuracy.allocate)
 app.add_typer(_limits.app, name="limits", short_help="Sample sizes below which no zCDP algorithm is accurate.")
+app.command(name="audit", short_help="Lower bounds on ε from canary scores, beside the certified ε.")(_audit.audit)
 
 
 def _version(value: bool) -> None:

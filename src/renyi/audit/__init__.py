@@ -1,0 +1,16 @@
+"""Auditing: empirical lower bounds on ε from canary scores, beside the certified upper bound.
+
+``epsilon_lower_bound(scores, included, delta=..., confidence=0.95, method=...)`` turns one score
+per canary (higher = looks included) and whether each was included into a lower bound on ε at
+δ that holds with probability ≥ ``confidence``: by thresholding with exact Clopper–Pearson
+bounds corrected for the choice of threshold (``"threshold"``), by the one-run audit of
+Steinke, Nasr & Jagielski 2023 (``"one_run"``), or through the μ-GDP the empirical trade-off
+rules out (``"gdp"``). ``audit(...)`` runs them and puts renyi's certified ε for a declared
+event (a pipeline file or a mechanism) beside them. See ``docs/audit.md``.
+"""
+
+from renyi.audit.bounds import METHODS, AuditResult, EmpiricalTradeoff, epsilon_lower_bound
+from renyi.audit.compare import AuditReport, audit, read_scores
+
+__all__ = ["METHODS", "AuditReport", "AuditResult", "EmpiricalTradeoff", "audit", "epsilon_lower_bound",
+           "read_scores"]

@@ -346,7 +346,7 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
 
     Examples:
         >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(1)
         >>> included = rng.random(2000) < 0.5
         >>> scores = rng.normal(size=2000) + 2.0 * included      # a 2-GDP mechanism
         >>> r = epsilon_lower_bound(scores, included, delta=1e-5, method="gdp")

@@ -373,16 +373,16 @@ def pairs_for(mech: Any) -> tuple[Profile, Profile]:
     from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement
 
     if isinstance(mech, PoissonSubsampledReplaceOne):
-        q = float(mech.rate)
+        rate = float(mech.rate)
         mu = float(mech.mechanism.sensitivity / mech.mechanism.sigma)  # type: ignore[attr-defined]
-        if q == 0.0 or mu == 0.0:
-            zero = AtomProfile(np.array([0.0]), np.array([1.0]), 0.0, np.array([0.0]), np.array([1.0]), 0.0)
-            return zero, zero
-        if q == 1.0:  # no subsampling: the Gaussian with the replace-one shift 2μ
-            g = _gaussian(2.0 * mu)
-            return g, g
-        p = ReplaceOneGaussianProfile(mu, q)
-        return p, p
+        if rate == 0.0 or mu == 0.0:
+            none = AtomProfile(np.array([0.0]), np.array([1.0]), 0.0, np.array([0.0]), np.array([1.0]), 0.0)
+            return none, none
+        if rate == 1.0:  # no subsampling: the Gaussian with the replace-one shift 2μ
+            shifted = _gaussian(2.0 * mu)
+            return shifted, shifted
+        pair = ReplaceOneGaussianProfile(mu, rate)
+        return pair, pair
     if isinstance(mech, PoissonSubsampled):
         base = _base_pair(mech.mechanism, "add_remove")
         q = float(mech.rate)

@@ -102,8 +102,8 @@ def log_delta_gaussian(epsilon: ArrayLike, mu: ArrayLike) -> np.ndarray | float:
     epsilon = np.asarray(epsilon, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        la = log_ndtr_np(mu / 2.0 - epsilon / mu)
-        lb = log_ndtr_np(-mu / 2.0 - epsilon / mu)
+        la = special.log_ndtr(mu / 2.0 - epsilon / mu)
+        lb = special.log_ndtr(-mu / 2.0 - epsilon / mu)
         diff = np.minimum(epsilon + lb - la, 0.0)
         out = la + log1mexp(diff)
     out = np.where(np.isnan(out), -np.inf, out)
@@ -150,39 +150,6 @@ def lgamma_int_table(n: int) -> np.ndarray:
         table.setflags(write=False)
         _LGAMMA_TABLE = table
     return _LGAMMA_TABLE[: n + 1]
-
-
-def log_ndtr_np(x: ArrayLike) -> np.ndarray:
-    """log Φ(x) without scipy, a few ulps from ``scipy.special.log_ndtr`` (tested).
-
-    x ≥ 0: log1p(−½·erfc(x/√2)) (the small complement, no cancellation); x < 0:
-    log(½) + log erfcx(t) − t² with t = −x/√2 (:func:`erfcx`), which does not underflow.
-    NaN stays NaN; ±∞ give 0 and −∞.
-    """
-    a = np.asarray(x, dtype=np.float64)
-    flat = a.ravel()
-    out = np.empty(flat.size)
-    t = flat * -_INV_SQRT2
-    pos = flat >= 0.0
-    if np.any(pos):
-        out[pos] = np.log1p(-0.5 * np.asarray(_ERFC(-t[pos]), dtype=np.float64))
-    neg = flat < 0.0
-    if np.any(neg):
-        tn = t[neg]
-        fin = np.isfinite(tn)
-        vals = np.full(tn.size, -np.inf)
-        if np.any(fin):
-            tf = tn[fin]
-            vals[fin] = math.log(0.5) + np.log(erfcx(tf)) - tf * tf
-        out[neg] = vals
-    nan = np.isnan(flat)
-    if np.any(nan):
-        out[nan] = np.nan
-    res: np.ndarray = out.reshape(a.shape)
-    return res
-
-
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
 
 
 def erfcx(x: ArrayLike) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Real FFTs for the PLD engine, from numpy (``numpy.fft``, pocketfft).
 
-``scipy.fft`` computes the same transforms (also pocketfft) but importing it costs more than a
-whole DP-SGD ε (it pulls in ``scipy.special`` and scipy's array-API layer), so the engine uses
-numpy's. The engine's error bounds (Higham 2002, Thm 24.2, with a safety factor) hold for
+``scipy.fft`` computes the same transforms (also pocketfft; the engine's answers are unchanged
+to the bit on the DP-SGD cases tried) but importing it costs more than a whole DP-SGD ε, so the
+engine uses numpy's. The engine's error bounds (Higham 2002, Thm 24.2, with a safety factor) hold for
 either: both are Cooley–Tukey-type FFTs with the same structure.
 """
 

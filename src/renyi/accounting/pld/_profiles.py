@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
+from renyi.core._lazy import special
 
 from renyi.core._logmath import erfcx_gap, log1mexp
 from renyi.core.errors import ConversionError

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import ConversionError, DomainError, RenyiNumericalWarning

@@ -475,3 +475,17 @@ def test_measured_centres_exactly_with_python_integers():
     s = np.array([2**50 * 2000 + 7], dtype=np.int64)
     got = measured(ms, {"count": n, "sum": s}, qp)
     assert int(got[0]) == 2**50 * 2000 + 7 - ms.centre * 3000
+
+
+def test_an_engine_missing_an_aggregate_fails_before_the_spend():
+    """An engine that does not compute what a query type needs is refused by name (the check
+    runs between the aggregation and the spend)."""
+    from renyi.release.run import check_aggregates
+
+    p = make_plan(parse_spec(_spec(_q(type="variance", column="x", bounds=[0, 10]))))
+    n = np.zeros(50, dtype=np.int64)
+    with pytest.raises(SpecError, match="did not compute 'sum2'"):
+        check_aggregates(p, {"q": {"count": n, "sum": n}})
+    with pytest.raises(SpecError, match="returned 3 values of 'sum'"):
+        check_aggregates(p, {"q": {"count": n, "sum": n[:3], "sum2": n}})
+    check_aggregates(p, {"q": {"count": n, "sum": n, "sum2": n}})

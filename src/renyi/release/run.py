@@ -128,6 +128,30 @@ def report_document(plan: Plan, report: Any, truncation: dict[str, Any] | None =
     return doc
 
 
+def check_aggregates(plan: Plan, exact: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every vector the plan's measurements need came back from the engine, with its length
+    (checked before the spend: an engine that does not compute a query type fails cleanly).
+
+    Raises:
+        SpecError: naming the query and the missing aggregate.
+    """
+    need = {"count": "count", "sum": "sum", "sum2": "sum2", "distinct": "distinct"}
+    for qp in plan.queries:
+        q = qp.query
+        got = exact.get(q.name, {})
+        for m in qp.measurements:
+            key = need[m.kind]
+            extra = ("count",) if m.kind in ("sum", "sum2") else ()
+            for k in (key, *extra):
+                if k not in got:
+                    raise SpecError(f"query {q.name!r}: the engine did not compute {k!r}, which a {q.type} query "
+                                    "needs (see renyi.release.engine)", name=k)
+                size = q.released_cells if k == "count" else q.cells
+                if len(got[k]) != size:
+                    raise SpecError(f"query {q.name!r}: the engine returned {len(got[k])} values of {k!r}; "
+                                    f"expected {size}", name=k)
+
+
 def exact_statistic(qp: Any, agg: dict[str, Any]) -> Any:
     """The statistic a query releases, computed without noise from exact aggregates (NaN where
     a ratio has no rows). Used on public data only."""
@@ -425,6 +449,7 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
                 salt = int(secure_rng().integers(0, 2**63))
             step("aggregating")
             exact = engine.aggregate(plan, salt)
+            check_aggregates(plan, exact)
         truncation = truncation_effect(plan)  # public data: before the spend, at no cost
         rid = secrets.token_hex(6)
         step("spending")

@@ -489,3 +489,16 @@ def test_an_engine_missing_an_aggregate_fails_before_the_spend():
     with pytest.raises(SpecError, match="returned 3 values of 'sum'"):
         check_aggregates(p, {"q": {"count": n, "sum": n[:3], "sum2": n}})
     check_aggregates(p, {"q": {"count": n, "sum": n, "sum2": n}})
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 2.5, 17.0])
+def test_discrete_gaussian_is_sigma2_subgaussian(sigma):
+    """The projected intervals rely on E[e^{tZ}] ≤ e^{t²σ²/2} for Z ~ 𝒩_ℤ(0, σ²): checked by
+    exact sums over a grid of t (log space)."""
+    from scipy.special import logsumexp
+
+    z = np.arange(-int(60 * sigma) - 60, int(60 * sigma) + 61, dtype=float)
+    lw = -z * z / (2 * sigma * sigma)
+    for t in np.concatenate([np.linspace(0.01, 3, 40) / sigma, [5 / sigma]]):
+        log_mgf = logsumexp(lw + t * z) - logsumexp(lw)
+        assert log_mgf <= t * t * sigma * sigma / 2 + 1e-12

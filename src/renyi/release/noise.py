@@ -26,9 +26,9 @@ Everything after the noise is post-processing and costs no privacy:
   the consistent ones (parents equal the sum of their children), computed exactly on the tree
   in two passes. The projected value's error is a fixed linear combination of the independent
   noises, so its interval is a *bound*, no longer the exact quantile: for the discrete
-  Gaussian, which is σ²-subgaussian ([CKS20] Cor. 9), P[|err| > t] ≤ 2·exp(−t²/(2P)) with P
-  the combination's variance proxy; for the discrete Laplace, Chebyshev's inequality with the
-  exact variance.
+  Gaussian, which is σ²-subgaussian ([CKS20] §2: E[e^{tZ}] ≤ e^{t²σ²/2}; checked numerically
+  in the tests), P[|err| > t] ≤ 2·exp(−t²/(2P)) with P the combination's variance proxy;
+  for the discrete Laplace, Chebyshev's inequality with the exact variance.
 """
 
 from __future__ import annotations

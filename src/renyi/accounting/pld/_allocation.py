@@ -377,7 +377,8 @@ def _lattice(W: float, spacing: float, max_points: int) -> tuple[float, int]:
     return W / n, n
 
 
-@lru_cache(maxsize=32)
+# a few entries only: a pair on 2²⁰ lattice points holds tens of MB
+@lru_cache(maxsize=8)
 def allocation_profiles(mu: float, t: int, max_points: int = MAX_POINTS
                         ) -> tuple[AllocationProfile, AllocationProfile]:
     """(remove, add) profiles of 1-of-t allocation of the Gaussian pair N(μ, 1) vs N(0, 1).
@@ -482,7 +483,7 @@ def expand(items: list[tuple[object, int]]) -> list[tuple[object, int]]:
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=8)
 def _block_pairs(mu: float, steps: int) -> tuple[Profile, Profile]:
     if steps == 1:
         from renyi.accounting.pld._profiles import _gaussian

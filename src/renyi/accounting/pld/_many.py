@@ -51,7 +51,7 @@ from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.divergences.plrv import GaussianPrivacyLoss
 from renyi.accounting.pld._grid import Discrete, discretise, discretise_lower, support_range

@@ -54,6 +54,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import fft as sfft
@@ -451,6 +452,14 @@ class _Block:
     steps: int
     full: bool = False
     max_points: int = MAX_POINTS
+
+    @property
+    def guarantee(self) -> Any:
+        """The RDP curve of the same pair (what the other routes compare against)."""
+        from renyi.mechanisms import Gaussian
+        from renyi.sampling.allocation import RandomAllocation
+
+        return RandomAllocation(Gaussian(1.0 / self.mu), steps=self.steps).guarantee
 
 
 def gaussian_mu(mechanism: object) -> float | None:

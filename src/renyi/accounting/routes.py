@@ -293,13 +293,13 @@ def _single_unsubsampled(it: Items) -> bool:
     if one is None:
         return False
     from renyi.sampling.allocation import RandomAllocation
-    from renyi.sampling.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+    from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement
 
     if isinstance(one, RandomAllocation):
         # one epoch of a sampled mechanism: the PLD route is its tight bound (t = 1 and k = t
         # are no sampling: the direct route is exact there)
         return one.steps == 1 or one.k == one.steps
-    return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
+    return not isinstance(one, (PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement))
 
 
 _PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (lower) discretisation"

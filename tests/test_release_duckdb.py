@@ -363,7 +363,7 @@ def test_shipped_example_runs(tmp_path):
 def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, units):
     """The kept rows are each individual's m rows of smallest salted hash (what a row_number()
     window keeps), also when identical rows tie: never more than m rows per individual."""
-    from renyi.release.duckdb import kept_sql
+    from renyi.release.duckdb import kept_column, kept_sql
 
     rng = np.random.default_rng(11)
     n = 20_000
@@ -378,9 +378,58 @@ def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, 
         eng._con.execute(kept_sql(plan, 77))
         per_unit = eng._con.execute("SELECT max(c) FROM (SELECT count(*) c FROM __renyi_kept GROUP BY __renyi_unit)")
         assert per_unit.fetchone()[0] == m
-        got = eng._con.execute("SELECT grp, count(*), sum(x) FROM __renyi_kept GROUP BY grp ORDER BY grp").fetchall()
+        grp, x = kept_column(plan, "grp"), kept_column(plan, "x")
+        got = eng._con.execute(f"SELECT {grp}, count(*), sum({x}) FROM __renyi_kept GROUP BY {grp} ORDER BY {grp}"
+                               ).fetchall()
         ref = eng._con.execute(
             f"SELECT grp, count(*), sum(x) FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
             f"hash(77::UBIGINT, id, grp, x)) AS rn FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} "
             "GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref
+
+
+# ----- data column names never meet the engine's own ----------------------------------------------
+@pytest.mark.parametrize("name", ["__renyi_rn", "__renyi_h", "__renyi_n", "__renyi_hs", "__RENYI_RN", "__renyi_c0",
+                                  "__renyi_unit", "__renyi_kept", "idx", "v", "gr", "rr", "k0", "n", "s"])
+def test_a_column_named_like_an_internal_one_changes_nothing(tmp_path, name):
+    """A data column may have any name: 50 people × 20 rows with max_rows_per_unit = 1 sum to
+    50, counted or summed, whatever the column is called (a column named ``__renyi_rn`` once
+    replaced the row number and released 1000; one named ``__renyi_unit`` grouped by the unit)."""
+    ids = np.repeat(np.arange(50), 20)
+    con = duckdb.connect()
+    con.register("t", {"id": ids, "w": np.ones(1000), "g": (np.arange(1000) % 3).astype(np.int64)})
+    con.execute(f'COPY (SELECT id, w AS "{name}", g AS "{name}_g" FROM t) TO \'{tmp_path / "t.csv"}\' (FORMAT CSV, HEADER)')
+    con.close()
+    s = {"data": {"source": str(tmp_path / "t.csv"), "privacy_unit": "id", "max_rows_per_unit": 1},
+         "privacy": {"budget": {"rho": 1.0}},
+         "query": [{"name": "s", "type": "sum", "column": name, "bounds": [0, 1]},
+                   {"name": "c", "type": "count", "by": [f"{name}_g"], "keys": {f"{name}_g": ["0", "1", "2"]}}]}
+    plan = make_plan(parse_spec(s))
+    with DuckDBEngine(plan.spec.data) as eng:
+        agg = eng.aggregate(plan, 5)
+    assert agg["s"]["sum"].tolist() == [50] and agg["s"]["count"].tolist() == [50]
+    assert agg["c"]["count"].sum() == 50
+
+    # and with 20 rows each kept, a column named like the unit's alias groups by itself
+    s["data"]["max_rows_per_unit"] = 20
+    plan = make_plan(parse_spec(s))
+    with DuckDBEngine(plan.spec.data) as eng:
+        agg = eng.aggregate(plan, 5)
+    assert agg["s"]["sum"].tolist() == [1000]
+    assert agg["c"]["count"].tolist() == [334, 333, 333]
+
+
+@pytest.mark.parametrize("query, words", [
+    ({"type": "count", "by": ["ID"], "keys": {"ID": ["1"]}}, "privacy unit"),
+    ({"type": "sum", "column": "Id", "bounds": [0, 1]}, "privacy unit"),
+    ({"type": "count", "by": ["g", "G"], "keys": {"g": ["1"], "G": ["1"]}}, "twice"),
+    ({"type": "count", "by": ["Value"], "keys": {"Value": ["1"]}}, "output column"),
+    ({"type": "count", "by": ["lower"], "keys": {"lower": ["1"]}}, "output column"),
+])
+def test_names_equal_up_to_case_are_one_column(tmp_path, query, words):
+    """SQL matches column names without regard to case: grouping by "ID" is grouping by the
+    unit id, and a group column named like an output column would overwrite it."""
+    s = {"data": {"source": str(tmp_path / "t.csv"), "privacy_unit": "id"}, "privacy": {"budget": {"rho": 1.0}},
+         "query": [{"name": "q", **query}]}
+    with pytest.raises(SpecError, match=words):
+        parse_spec(s)

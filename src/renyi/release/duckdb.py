@@ -80,6 +80,18 @@ def _needed(plan: Plan) -> list[str]:
     return cols
 
 
+def kept_column(plan: Plan, column: str) -> str:
+    """The name of a data column in the table of kept rows.
+
+    Every column of that table has a generated name (``__renyi_unit``, ``__renyi_c0``,
+    ``__renyi_c1``, ... by position in :func:`_needed`), never the data's own: the SQL then also
+    uses generated names for its helper columns (hashes, counts, row numbers), and no data
+    column name can equal one of them. A data column named ``__renyi_rn`` once replaced the
+    row number and switched the row bound off; one named ``__renyi_unit`` grouped by the unit.
+    """
+    return f"__renyi_c{_needed(plan).index(column)}"
+
+
 #: the largest m for which over-contributors are pre-cut by a top-m aggregate (see kept_sql)
 _TOPK_LIMIT = 64
 
@@ -99,7 +111,9 @@ def kept_sql(plan: Plan, salt: int) -> str:
     d = plan.spec.data
     m = int(d.max_rows_per_unit)
     cols = [quote_ident(c) for c in _needed(plan)]
-    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}", *cols])
+    # only generated names leave the source (see kept_column): the data's names never meet ours
+    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}",
+                      *(f"{c} AS __renyi_c{j}" for j, c in enumerate(cols))])
     hashed = ", ".join([quote_ident(d.privacy_unit), *cols])
     if m <= _TOPK_LIMIT:
         cut = (f"t AS (SELECT {_UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {_UNIT}), "
@@ -129,11 +143,11 @@ def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
     q = qp.query
     m = plan.spec.data.max_rows_per_unit
     sens = qp.measurements[0].sensitivity
-    on = " AND ".join(f"CAST(t.{quote_ident(c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
+    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
     join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
     if q.column is not None:
         assert q.bounds is not None
-        col = quote_ident(q.column)
+        col = kept_column(plan, q.column)
         lo, hi = (repr(float(b)) for b in q.bounds)
         # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
         v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "

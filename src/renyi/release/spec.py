@@ -392,6 +392,14 @@ _QUERY_KEYS = ("name", "type", "by", "keys", "column", "bounds", "granularity", 
 _SAFE = re.compile(r"[^\w.-]+")
 
 
+#: the columns every output file adds after the group columns (see release/output.py)
+_OUTPUT_COLUMNS = ("value", "lower", "upper")
+
+
+def _fold(name: str) -> str:
+    return name.casefold()
+
+
 def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None, seen: set[str]) -> QuerySpec:
     if not isinstance(raw, Mapping):
         raise SpecError(f"query #{i}: must be a table ([[query]]); got {_kind(raw)}")
@@ -412,10 +420,16 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     if not isinstance(by_raw, list) or not all(isinstance(c, str) and c.strip() for c in by_raw):
         raise SpecError(f"{where}: by must be a list of column names; got {by_raw!r}", name="by")
     by = tuple(by_raw)
-    if len(set(by)) != len(by):
+    # SQL engines match column names without regard to case ("ID" is the column id), so every
+    # comparison of names below is on the case-folded name.
+    if len({_fold(c) for c in by}) != len(by):
         raise SpecError(f"{where}: by names a column twice: {by_raw!r}", name="by")
-    if data.privacy_unit in by:
+    if _fold(data.privacy_unit) in {_fold(c) for c in by}:
         raise SpecError(f"{where}: cannot group by the privacy unit {data.privacy_unit!r}", name="by")
+    for c in by:
+        if _fold(c) in _OUTPUT_COLUMNS:
+            raise SpecError(f"{where}: by column {c!r} has the name of an output column ({', '.join(_OUTPUT_COLUMNS)})"
+                            "; rename it in the data", name="by", value=c)
     keys, key_source = _parse_keys(where, raw.get("keys"), by, base)
     column = None
     bounds = None
@@ -427,7 +441,7 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
         if "column" not in raw:
             raise SpecError(f"{where}: a {qtype} query needs column = \"name\"", name="column")
         column = _str(where, "column", raw["column"])
-        if column == data.privacy_unit:
+        if _fold(column) == _fold(data.privacy_unit):
             raise SpecError(f"{where}: cannot sum the privacy unit {column!r}", name="column")
         b = raw.get("bounds")
         if not isinstance(b, list) or len(b) != 2:

@@ -103,7 +103,7 @@ def _count(event: Any, attr: str, minimum: int = 0) -> int:
     than ran (and a count of 0.5 inside a sampling event to none at all), so a fractional,
     non-finite or non-numeric value is refused instead.
     """
-    from ..core._validation import check_int
+    from renyi.core._validation import check_int
 
     value = getattr(event, attr)
     try:

@@ -281,16 +281,43 @@ def _drain(led: Any) -> Iterator[None]:
         yield None
 
 
+def _read_key(key_file: Path | None) -> bytes | None:
+    """The key of a keyed ledger from a file (its bytes, one trailing newline removed)."""
+    if key_file is None:
+        return None
+    import stat
+
+    try:
+        st = os.stat(key_file)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise CLIError(f"{key_file}: the key file must be a regular file", EXIT_USER)
+        with open(key_file, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError as e:
+        raise CLIError(f"{key_file}: cannot read the key file: {e.strerror or e}", EXIT_USER) from None
+    key = data[:-1] if data.endswith(b"\n") else data
+    if not key:
+        raise CLIError(f"{key_file}: the key file is empty", EXIT_USER)
+    return key
+
+
+_KEY_HELP = "File holding the key of a keyed ledger (default: $RENYI_LEDGER_KEY)."
+
+
 @app.command()
 def verify(
     path: Annotated[Path, typer.Argument(help="Ledger file.", show_default=False)],
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    head: Annotated[Optional[str], typer.Option("--head", help="An exported head ID:HASH printed by an earlier "
+                                                               "verify: that spend must still be stored.",
+                                                show_default=False)] = None,
+    key_file: Annotated[Optional[Path], typer.Option("--key-file", help=_KEY_HELP, show_default=False)] = None,
 ) -> None:
     """Check a ledger's hash chain: report every edited, deleted or reordered spend by id.
 
-    Exit status: 0 when the chain holds, 1 when a problem was found (or the ledger predates
-    hash chains), 2 when the file is missing or not a renyi ledger. The printed head hash,
-    kept elsewhere, also lets a later check detect the deletion of the newest spends.
+    Exit status: 0 when the chain holds, 1 when a problem was found (or the ledger has no
+    chain), 2 when the file is missing or not a renyi ledger. The printed head (ID:HASH),
+    kept elsewhere and passed back with --head, detects a later rollback of the whole file.
 
     Examples:
 
@@ -303,20 +330,24 @@ def verify(
         p = os.fspath(path)
         if not os.path.exists(p):
             raise CLIError(f"{p}: no such ledger file", EXIT_USER)
+        key = _read_key(key_file)
         try:
-            rep = _verify(p)
+            rep = _verify(p, key=key, head=head)
         except LedgerError as e:
             raise CLIError(str(e), EXIT_USER) from None
         if json_:
             print_json({"path": p, "ok": rep.ok, "chained": rep.chained, "rows": rep.rows, "head": rep.head,
+                        "exported_head": rep.exported_head, "seal": rep.seal,
                         "problems": [{"id": i, "problem": m} for i, m in rep.problems]})
         else:
             out = sys.stdout
             if not rep.chained:
-                out.write(f"{p}: {rep.rows} spends, schema 1 (no hash chain): cannot verify; "
-                          "opening it with renyi.Accountant adds the chain\n")
+                out.write(f"{p}: FAILED, {rep.rows} spends and no hash chain: {rep.problems[0][1]}; "
+                          "inspect them and adopt it with `renyi ledger adopt` if they are right\n")
             elif rep.ok:
-                out.write(f"{p}: OK, {rep.rows} spends, chain head {rep.head}\n")
+                seal = {"none": "head not sealed (created before seals)", "sha256": "head sealed (SHA-256)",
+                        "hmac-sha256": "head sealed with the key (HMAC-SHA-256)"}[rep.seal]
+                out.write(f"{p}: OK, {rep.rows} spends, {seal}; head {rep.exported_head}\n")
             else:
                 out.write(f"{p}: FAILED, {len(rep.problems)} problem(s) in {rep.rows} spends\n")
                 for i, m in rep.problems:
@@ -324,3 +355,32 @@ def verify(
             out.flush()
         if not rep.ok:
             raise typer.Exit(EXIT_FAIL)
+
+
+@app.command()
+def adopt(
+    path: Annotated[Path, typer.Argument(help="Ledger file without a hash chain.", show_default=False)],
+    key_file: Annotated[Optional[Path], typer.Option("--key-file", help=_KEY_HELP, show_default=False)] = None,
+) -> None:
+    """Give a ledger without a hash chain (written before chains, or with its chain removed) a
+    new, sealed chain over its rows as they are now.
+
+    renyi never does this by itself: nothing checked those rows. Inspect them first
+    (renyi ledger show); after adoption every later edit is detected.
+
+    Examples:
+
+        renyi ledger adopt old.db
+    """
+    with user_errors():
+        from renyi.errors import LedgerError
+        from renyi.ledger import adopt_unchained
+
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            raise CLIError(f"{p}: no such ledger file", EXIT_USER)
+        try:
+            rep = adopt_unchained(p, key=_read_key(key_file))
+        except LedgerError as e:
+            raise CLIError(str(e), EXIT_USER) from None
+        sys.stdout.write(f"{p}: adopted, {rep.rows} spends, head {rep.exported_head}\n")

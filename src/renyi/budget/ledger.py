@@ -1225,12 +1225,11 @@ def verify(path: str | os.PathLike[str], *, key: str | bytes | None = None, head
         genesis = header_hash(header)
         head_row = con.execute("SELECT genesis, last_id, hash FROM renyi_head WHERE id = 1").fetchone()
         seal_row = _read_head(con)
-        head = head_row
-        if head is None:
+        if head_row is None:
             problems.append((None, "the chain head is missing"))
-        elif head[0] != genesis:
+        elif head_row[0] != genesis:
             problems.append((None, "the header (budget, grid or filter settings) was edited after creation"))
-        prev_stored = head[0] if head is not None else genesis
+        prev_stored = head_row[0] if head_row is not None else genesis
         expected = 1
         rows = 0
         last_hash = prev_stored
@@ -1256,27 +1255,27 @@ def verify(path: str | os.PathLike[str], *, key: str | bytes | None = None, head
                 _row_to_record(row)
             except LedgerError as exc:
                 problems.append((rid, str(exc)))
-        if head is not None:
-            if head[1] > expected - 1:
-                problems.append((expected, f"spends {expected}..{head[1]} missing (deleted after the last stored row)"))
-            elif head[1] < expected - 1:
-                problems.append((head[1] + 1, f"spends after {head[1]} are not covered by the chain head (added outside renyi)"))
-            elif head[2] != last_hash:
-                problems.append((head[1] or None, "the chain head does not match the last row"))
+        if head_row is not None:
+            if head_row[1] > expected - 1:
+                problems.append((expected, f"spends {expected}..{head_row[1]} missing (deleted after the last stored row)"))
+            elif head_row[1] < expected - 1:
+                problems.append((head_row[1] + 1, f"spends after {head_row[1]} are not covered by the chain head (added outside renyi)"))
+            elif head_row[2] != last_hash:
+                problems.append((head_row[1] or None, "the chain head does not match the last row"))
         kind = header.get(SEAL_KEY)
         seal_checked = "none"
-        if head is not None and seal_row is not None and kind is not None:
+        if head_row is not None and seal_row is not None and kind is not None:
             if kind == "hmac-sha256" and key is None:
                 problems.append((None, f"the head is sealed with a key: give the key ({KEY_ENV} or --key-file) to "
                                        "check it"))
             else:
                 try:
-                    want = head_seal(kind, head[0], head[1], head[2], key if kind == "hmac-sha256" else None)
+                    want = head_seal(kind, head_row[0], head_row[1], head_row[2], key if kind == "hmac-sha256" else None)
                 except LedgerError as exc:
                     problems.append((None, str(exc)))
                 else:
                     if seal_row[2] is None or not hmac.compare_digest(str(seal_row[2]), want):
-                        problems.append((head[1] or None, "the chain head's seal does not match (the newest spends "
+                        problems.append((head_row[1] or None, "the chain head's seal does not match (the newest spends "
                                                           "were deleted and the head rewritten, or the head was "
                                                           "edited)"))
                     else:

@@ -568,3 +568,27 @@ def test_cli_verify_head_key_file_and_adopt(tmp_path):
     assert r.exit_code == 0 and "adopted, 2 spends" in r.output
     assert run(app, ["ledger", "verify", path]).exit_code == 0
     assert run(app, ["ledger", "adopt", path]).exit_code == 2
+
+
+def test_ledger_show_and_export_never_print_raw_terminal_escapes(tmp_path):
+    """Labels are text from a file anyone may have written: `ledger show` and `export` write
+    escape sequences, C1 controls and bidi overrides as visible escapes (JSON stays the same
+    value); a piped `show` is not cut at 120 columns."""
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    path = str(tmp_path / "e.db")
+    evil = "ok\x1b]0;pwned\x07\x1b[2J\x9b31m\u202egnp.exe" + "x" * 150
+    with Accountant(budget=ZCDP(1.0), ledger=path) as acct:
+        acct.spend(ZCDP(0.001), label=evil)
+    run = CliRunner().invoke
+    for args in (["ledger", "show", path], ["ledger", "export", path], ["ledger", "export", path, "--format", "csv"],
+                 ["ledger", "show", path, "--json"]):
+        r = run(app, args)
+        assert r.exit_code == 0, r.output
+        assert not any(c in r.output for c in "\x1b\x07\x9b\u202e"), args
+        assert "\\x1b" in r.output or "\\u001b" in r.output
+    assert "x" * 150 in run(app, ["ledger", "show", path]).output  # the whole label, not cut
+    exported = json.loads(run(app, ["ledger", "export", path]).output)
+    assert exported["records"][0]["label"] == evil  # JSON escapes: the same value

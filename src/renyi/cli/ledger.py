@@ -6,6 +6,7 @@ import csv
 import datetime as _dt
 import json
 import os
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -93,6 +94,29 @@ def _totals(led: Any, delta: float | None) -> dict[str, Any]:
     return out
 
 
+#: Characters a terminal may act on: C0 and C1 controls, DEL, line/paragraph separators and
+#: the bidirectional overrides (text that reorders what is shown). A label is user text
+#: stored in a file anyone may have written, so none of these reaches the terminal raw.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: the same less C0 controls, which JSON already escapes inside strings (and uses as layout)
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: str) -> str:
+    """``text`` with every character of :data:`_UNSAFE` written as a visible escape (``\\x1b``)."""
+    def esc(m: re.Match[str]) -> str:
+        o = ord(m.group())
+        return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+    return _UNSAFE.sub(esc, text)
+
+
+def _safe_json(text: str) -> str:
+    """JSON text with the unsafe characters JSON leaves raw (DEL, C1, separators, bidi
+    overrides) written as ``\\u`` escapes: the same JSON value, harmless on a terminal."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _when(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -109,7 +133,7 @@ def _closing(led: Any) -> Any:
 def _json_stream(out: IO[str], head: dict[str, Any], records: Iterator[Any], tail: dict[str, Any] | None) -> None:
     """``{**head, "records": [...], **tail}`` as indented strict JSON, one record at a time."""
     def dump(obj: Any, indent: int) -> str:
-        text = json.dumps(jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False)
+        text = _safe_json(json.dumps(jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False))
         return text.replace("\n", "\n" + " " * indent)
 
     out.write("{\n")
@@ -157,11 +181,11 @@ def show(
             from rich.table import Table
 
             c = console()
-            c.print(f"ledger {path}  (format {header.get('format')}, schema "
-                    f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})", markup=False)
+            c.print(_safe(f"ledger {path}  (format {header.get('format')}, schema "
+                          f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})"), markup=False)
             for key, value in header.items():
                 if key not in ("format", "schema_version", "renyi_version", "grid", "filter_orders"):
-                    c.print(f"  {key}: {value}", markup=False)
+                    c.print(_safe(f"  {key}: {value}"), markup=False)
             columns = (("id", "right", 7), ("time (UTC)", "left", 19), ("label", "left", 16), ("runs", "right", 8),
                        ("spent", "left", 30), ("ρ per run", "right", 10), ("ε(∞) per run", "right", 12),
                        ("δ per run", "right", 9))
@@ -172,9 +196,10 @@ def show(
                     t.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
                 return t
 
-            if int(totals["records"]) > _PLAIN_ABOVE:
+            if int(totals["records"]) > _PLAIN_ABOVE or not c.is_terminal:
                 # Long ledgers: plain aligned lines (rich lays out every table cell by cell,
-                # minutes for 10⁵ rows); same columns, widths from the headers
+                # minutes for 10⁵ rows); same columns, widths from the headers. Also when the
+                # output is not a terminal: a table would be cut at the console's width.
                 _plain_rows(c, led, columns)
             else:
                 _rich_rows(c, led, table, escape)
@@ -184,10 +209,10 @@ def show(
                 line += f"; ρ = {fmt_up(totals['rho'])}"
             if "epsilon" in totals:
                 line += f"; ε ≤ {fmt_up(totals['epsilon'])} at δ = {fmt_num(totals['delta'])} ({totals['method']})"
-            c.print(line, markup=False)
+            c.print(_safe(line), markup=False)
             if "within_budget" in totals:
                 state = "within budget" if totals["within_budget"] else "OVER BUDGET"
-                c.print(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}", markup=False)
+                c.print(_safe(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}"), markup=False)
 
 
 #: Ledgers longer than this are shown as plain aligned lines rather than a rich table.
@@ -195,8 +220,8 @@ _PLAIN_ABOVE = 2000
 
 
 def _row_cells(r: Any) -> tuple[str, ...]:
-    return (str(r.id), _when(r.time), r.label or "", f"{r.count:,}",
-            r.mechanism or str(r.guarantee.get("type", "")),
+    return (str(r.id), _when(r.time), _safe(r.label or ""), f"{r.count:,}",
+            _safe(r.mechanism or str(r.guarantee.get("type", ""))),
             "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
 
 
@@ -265,9 +290,10 @@ def export(
                                 "eps_inf", "delta"])
                     for r in led.iter_rows(0):
                         d = r.to_json()
-                        w.writerow([d["id"], d["time"], d["label"] or "", d["count"], d["mechanism"] or "",
-                                    json.dumps(d["guarantee"]), d["rho"], d["xi"], d["mu"], d["eps_inf"],
-                                    d["delta"]])
+                        # text from the file is escaped (_safe): a CSV is read on terminals too
+                        w.writerow([d["id"], d["time"], _safe(d["label"] or ""), d["count"],
+                                    _safe(d["mechanism"] or ""), json.dumps(d["guarantee"]), d["rho"], d["xi"],
+                                    d["mu"], d["eps_inf"], d["delta"]])
                     fh.flush()
             except OSError as e:
                 raise CLIError(f"cannot write {str(output or 'stdout')!r}: {e.strerror or e}", EXIT_FAIL) from None

@@ -433,3 +433,103 @@ def test_names_equal_up_to_case_are_one_column(tmp_path, query, words):
          "query": [{"name": "q", **query}]}
     with pytest.raises(SpecError, match=words):
         parse_spec(s)
+
+
+# ----- paths that failed after the spend are refused before it ----------------------------------
+@pytest.mark.parametrize("case, words", [
+    ("out is a symlink", "symbolic link"),
+    ("ledger inside out", "inside the output directory"),
+    ("name over 255 bytes", "too long for a file name"),
+    ("noise beyond int64", "too large to release as 64-bit integers"),
+    ("source glob", "pattern of several files"),
+    ("another release holds out", "another release is writing"),
+])
+def test_paths_that_failed_after_the_spend_are_refused_before_it(tmp_path, case, words):
+    """Each of these passed the pre-spend checks, was spent, and then failed while writing."""
+    path = tmp_path / "t.csv"
+    make_table(path, 500, units=100)
+    out = tmp_path / "out"
+    ledger = tmp_path / "l.db"
+    qs, rho = None, 1.0
+    if case == "out is a symlink":
+        (tmp_path / "real").mkdir()
+        os.symlink(tmp_path / "real", out)
+    elif case == "ledger inside out":
+        out.mkdir()
+        ledger = out / "l.db"
+    elif case == "name over 255 bytes":
+        qs = [{"name": "é" * 130, "type": "count"}]
+    elif case == "noise beyond int64":
+        qs = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 1e12]}]
+        rho = 1e-12
+    elif case == "source glob":
+        path = tmp_path / "*.csv"
+        path.write_text("id,x\n1,2\n")
+    kw = {"ledger": str(ledger)}
+    sp = spec(path, tmp_path, queries=qs, rho=rho, **kw)
+    if case == "another release holds out":
+        import fcntl
+
+        fd = os.open(tmp_path / ".out.renyi-lock", os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(SpecError, match=words):
+            renyi.release(sp, out=out)
+    finally:
+        if case == "another release holds out":
+            os.close(fd)
+    assert _ledger_rows(ledger) == 0
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
+
+
+def test_stale_temporaries_of_killed_releases_are_removed(tmp_path):
+    """A release killed while writing leaves .out.tmp-*; the next release into out removes it."""
+    path = tmp_path / "t.csv"
+    make_table(path, 500, units=100)
+    stale = tmp_path / ".out.tmp-abc123"
+    stale.mkdir()
+    (stale / "counts.csv").write_text("partial")
+    other = tmp_path / ".other.tmp-abc123"  # another output's: left alone
+    other.mkdir()
+    renyi.release(spec(path, tmp_path, m=3), out=tmp_path / "out", rng=np.random.default_rng(0))
+    assert not stale.exists() and other.exists()
+    assert (tmp_path / "out" / "counts.csv").exists()
+    assert not (tmp_path / ".out.renyi-lock").exists()
+
+
+def test_a_duckdb_file_cannot_read_other_files(tmp_path):
+    """A supplied DuckDB file's views run with file access off: a view reading any file fails
+    (before the spend), the table itself is read."""
+    secret = tmp_path / "secret.csv"
+    secret.write_text("id,x\n1,42\n")
+    db = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT range % 50 AS id, 1.0 AS x FROM range(200)")
+    con.execute(f"CREATE VIEW leak AS SELECT * FROM read_csv('{secret}')")
+    con.close()
+    q = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 100]}]
+    base = {"privacy_unit": "id", "format": "duckdb", "max_rows_per_unit": 10}
+    ok = {"data": {"source": str(db), "table": "t", **base}, "privacy": {"budget": {"rho": 1.0}}, "query": q}
+    plan = make_plan(parse_spec(ok))
+    with DuckDBEngine(plan.spec.data) as eng:
+        assert eng.aggregate(plan, 1)["s"]["sum"].tolist() == [200]
+    bad = {"data": {"source": str(db), "table": "leak", **base}, "privacy": {"budget": {"rho": 1.0}}, "query": q}
+    plan = make_plan(parse_spec(bad))
+    with pytest.raises(SpecError) as info:
+        with DuckDBEngine(plan.spec.data) as eng:
+            eng.columns()
+            eng.aggregate(plan, 1)
+    assert "42" not in str(info.value)
+
+
+def test_data_values_never_appear_in_errors(tmp_path):
+    """A value that breaks the CSV's sniffed type fails the release before the spend with a
+    SpecError whose message holds no data (DuckDB quotes the value and the whole line)."""
+    rows = ["id,x"] + [f"{i},{i}" for i in range(3000)] + ["7,alice-secret-1979"]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    q = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 10]}]
+    sp = spec(tmp_path / "t.csv", tmp_path, queries=q, ledger=str(tmp_path / "l.db"))
+    with pytest.raises(SpecError) as info:
+        renyi.release(sp, out=tmp_path / "out")
+    assert "alice" not in str(info.value) and info.value.__cause__ is None
+    assert _ledger_rows(tmp_path / "l.db") == 0

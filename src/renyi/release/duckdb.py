@@ -187,6 +187,10 @@ class DuckDBEngine:
     """
 
     def __init__(self, data: DataSpec, *, memory_limit: str | None = None, threads: int | None = None) -> None:
+        if data.format != "duckdb" and any(c in data.source for c in "*?[{"):
+            # DuckDB expands glob patterns in file names: "*.csv" would read every CSV beside it
+            raise SpecError(f"data: source {data.source}: a file name with *, ?, [ or {{ is read by DuckDB as a "
+                            "pattern of several files; rename the file", name="source", value=data.source)
         if not os.path.exists(data.source):
             raise SpecError(f"data: source {data.source}: no such file", name="source", value=data.source)
         duckdb = _import_duckdb()
@@ -203,6 +207,10 @@ class DuckDBEngine:
                 self._con.execute(f"SET threads = {int(threads)}")
             if data.format == "duckdb":
                 self._con.execute(f"ATTACH {quote_literal(data.source)} AS __renyi_src (READ_ONLY)")
+                # A supplied database's views may call read_csv('/any/file') or attach others:
+                # after attaching it, no file outside it is reachable (spilling still works, and
+                # the setting cannot be turned back on while the database is open).
+                self._con.execute("SET enable_external_access = false")
         except Exception as e:
             self.close()
             raise SpecError(f"data: cannot open {data.source}: {_first_line(e)}", name="source") from None
@@ -226,7 +234,7 @@ class DuckDBEngine:
         try:
             rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
         except Exception as e:
-            raise SpecError(f"data: cannot read {self._data.source}: {_first_line(e)}", name="source") from None
+            raise SpecError(f"data: cannot read {self._data.source}: {_redacted(e)}", name="source") from None
         out = {}
         for name, typ, *_ in rows:
             t = str(typ).upper()
@@ -254,21 +262,40 @@ class DuckDBEngine:
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
         """Enforce the bounds and compute every measurement's exact vector."""
         statements = self.sql(plan, salt)
+        duckdb = _import_duckdb()
         try:
-            self._con.execute(statements[0])
-            out: Aggregates = {}
-            for i, qp in enumerate(plan.queries):
-                self._register_keys(i, qp)
-                res = self._con.execute(statements[i + 1]).fetchnumpy()
-                idx = as_int64(res["idx"])
-                n = np.zeros(qp.query.cells, dtype=np.int64)
-                s = np.zeros(qp.query.cells, dtype=np.int64)
-                n[idx] = as_int64(res["n"])
-                s[idx] = as_int64(res["s"])
-                out[qp.query.name] = {"count": n, "sum": s}
-            return out
+            try:
+                return self._aggregate(plan, statements)
+            except duckdb.Error as e:
+                # DuckDB's messages quote the offending value and often the whole row ("Could not
+                # convert string 'alice,1979-…'"): they never reach a message or a traceback.
+                raise SpecError(f"data: DuckDB could not aggregate {self._data.source}: {_redacted(e)}",
+                                name="source") from None
         finally:
             self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+
+    def _aggregate(self, plan: Plan, statements: list[str]) -> Aggregates:
+        self._con.execute(statements[0])
+        out: Aggregates = {}
+        for i, qp in enumerate(plan.queries):
+            self._register_keys(i, qp)
+            res = self._con.execute(statements[i + 1]).fetchnumpy()
+            idx = as_int64(res["idx"])
+            n = np.zeros(qp.query.cells, dtype=np.int64)
+            s = np.zeros(qp.query.cells, dtype=np.int64)
+            n[idx] = as_int64(res["n"])
+            s[idx] = as_int64(res["s"])
+            out[qp.query.name] = {"count": n, "sum": s}
+        return out
+
+
+def _redacted(e: BaseException) -> str:
+    """The first line of a DuckDB error with every quoted text (data values) removed."""
+    import re
+
+    line = _first_line(e)
+    line = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "'…'", line)
+    return re.sub(r"(Original Line|line)\s*:.*", r"\1: …", line)
 
 
 def _first_line(e: BaseException) -> str:

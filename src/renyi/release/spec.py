@@ -297,32 +297,40 @@ _PRIVACY_KEYS = ("budget", "delta", "ledger", "ledger_budget", "noise")
 
 
 def _read_keys_file(where: str, path: str, by: tuple[str, ...]) -> list[tuple[str, ...]]:
+    from renyi.core._validation import read_user_text
+
+    def fail(msg: str) -> SpecError:
+        return SpecError(f"{where}: key file {msg}")
+
+    text = read_user_text(path, "a key file", fail)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                raise SpecError(f"{where}: key file {path} is empty (it needs a header row naming {', '.join(by)})")
-            header = [h.strip() for h in header]
-            missing = [c for c in by if c not in header]
-            if missing:
-                raise SpecError(f"{where}: key file {path} has no column {missing[0]!r}; its header is "
-                                f"{', '.join(header)}", name=missing[0])
-            idx = [header.index(c) for c in by]
-            rows = []
-            for n, row in enumerate(reader, start=2):
-                if not row or all(not c.strip() for c in row):
-                    continue
-                if len(row) < len(header):
-                    raise SpecError(f"{where}: key file {path}, line {n}: expected {len(header)} fields; got {len(row)}")
-                rows.append(tuple(row[i] for i in idx))
-            return rows
-    except FileNotFoundError:
-        raise SpecError(f"{where}: key file {path}: no such file") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{where}: key file {path} is not UTF-8 text") from None
-    except OSError as e:
-        raise SpecError(f"{where}: key file {path}: cannot read ({e.strerror})") from None
+        return _parse_keys_csv(where, path, text, by)
+    except csv.Error as e:  # a NUL byte, an overlong field
+        raise SpecError(f"{where}: key file {path}: not a CSV file ({e})") from None
+
+
+def _parse_keys_csv(where: str, path: str, text: str, by: tuple[str, ...]) -> list[tuple[str, ...]]:
+    import io
+
+    with io.StringIO(text, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            raise SpecError(f"{where}: key file {path} is empty (it needs a header row naming {', '.join(by)})")
+        header = [h.strip() for h in header]
+        missing = [c for c in by if c not in header]
+        if missing:
+            raise SpecError(f"{where}: key file {path} has no column {missing[0]!r}; its header is "
+                            f"{', '.join(header)}", name=missing[0])
+        idx = [header.index(c) for c in by]
+        rows = []
+        for n, row in enumerate(reader, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) < len(header):
+                raise SpecError(f"{where}: key file {path}, line {n}: expected {len(header)} fields; got {len(row)}")
+            rows.append(tuple(row[i] for i in idx))
+        return rows
 
 
 def _key_text(v: Any) -> str:
@@ -407,6 +415,10 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     name = _str(f"query #{i}", "name", name)
     where = f"query {name!r}"
     stem = _SAFE.sub("_", name.strip()).strip("._") or f"query{i}"
+    if len(stem.encode()) > 200:
+        # the output file is <stem>.csv or <stem>.parquet: a name over 255 bytes failed after the spend
+        raise SpecError(f"{where}: name is too long for a file name ({len(stem.encode())} bytes; at most 200)",
+                        name="name", value=name)
     if stem in seen:
         raise SpecError(f"{where}: duplicate name (each query needs its own name and output file)", name="name")
     seen.add(stem)
@@ -569,20 +581,10 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     Raises:
         SpecError: missing or unreadable file, syntax error, or an invalid spec.
     """
+    from renyi.core._validation import read_user_text
+
     p = os.fspath(path)
-    try:
-        with open(p, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise SpecError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise SpecError(f"{p}: is a directory, not a release spec") from None
-    except OSError as e:
-        raise SpecError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{p}: not a UTF-8 text file") from None
+    text = read_user_text(p, "a release spec", SpecError)
     data: Any
     if p.lower().endswith(".json"):
         try:

@@ -73,3 +73,13 @@ def test_every_python_block_runs(page: Path, tmp_path, monkeypatch):
             if (e.name or "").split(".")[0] in OPTIONAL:
                 pytest.skip(f"{rel}:{line} needs {e.name}")
             raise
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the README's test command (pip's --quiet aside), including the CPU index
+    for torch (without it a public index gives the CUDA build of torch)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (cmd,) = [ln for ln in readme.splitlines() if ln.startswith("python -m pip install torch")]
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in cmd
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert cmd in [ln.replace(" --quiet", "") for ln in ci.splitlines()]

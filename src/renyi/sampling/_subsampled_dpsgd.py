@@ -625,7 +625,8 @@ def dpsgd_steps(q: float, sigma: float, epsilon: float, delta: float) -> int:
     t_best = -float(v[0])
     if not t_best >= 1.0:
         return 0
-    t = int(min(math.floor(t_best), 1 << 62))
+    # min() before floor(): t_best may be +∞ (a huge ε at a tiny rate), which int() refuses
+    t = int(math.floor(min(t_best, float(1 << 62))))
     for _ in range(64):
         if t <= 0 or dpsgd_epsilon(q, sigma, t, delta)[0] <= epsilon:
             return max(t, 0)

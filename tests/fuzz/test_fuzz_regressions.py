@@ -273,3 +273,15 @@ def test_failure_probability_at_zero_half_width_is_in_domain(lam):
 
     p = failure_probability(renyi.DiscreteLaplace(100.0), lam, 1)
     assert 0.99 < p < 1.0
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.array([1.0, 2.0]), lambda a: "x", lambda a: np.ones((2, 2)),
+                                lambda a: {"a": 1}])
+def test_a_user_curve_of_the_wrong_shape_is_a_domain_error(fn):
+    """A user's RDP curve returning the wrong shape or type raised numpy's ValueError
+    ("operands could not be broadcast"): now a DomainError saying what the curve must return."""
+    g = renyi.RDP(fn)
+    for call in (lambda: g.rdp(2.0), lambda: g.rdp(np.array([2.0, 3.0, 4.0])), lambda: g.epsilon(1e-5),
+                 lambda: renyi.compose(g, renyi.Gaussian(1.0)).epsilon(1e-5)):
+        with pytest.raises(DomainError, match="must return one real number per order"):
+            call()

@@ -525,7 +525,7 @@ def test_a_duckdb_file_cannot_read_other_files(tmp_path):
 def test_data_values_never_appear_in_errors(tmp_path):
     """A value that breaks the CSV's sniffed type fails the release before the spend with a
     SpecError whose message holds no data (DuckDB quotes the value and the whole line)."""
-    rows = ["id,x"] + [f"{i},{i}" for i in range(3000)] + ["7,alice-secret-1979"]
+    rows = ["id,x"] + [f"{i},{i}" for i in range(30_000)] + ["7,alice-secret-1979"]  # past the sniffed sample
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     q = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 10]}]
     sp = spec(tmp_path / "t.csv", tmp_path, queries=q, ledger=str(tmp_path / "l.db"))

@@ -42,3 +42,16 @@ def test_half_width_of_enormous_discrete_noise_returns(noise):
     # the continuous quantiles: 2Φ(−z) = 0.05 and e^(−z) = 0.05
     z = 1.959963984540054 if noise == "DiscreteGaussian" else math.log(20.0)
     assert math.isfinite(lam) and lam >= 1e150 * z * (1 - 1e-12)
+
+
+def test_deeply_nested_json_is_a_user_error(tmp_path):
+    """A JSON file nested 10⁵ deep raised RecursionError (a traceback) in report and release."""
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for args in (["report", str(deep)], ["release", str(deep), "--dry-run"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2 and "nested too deeply" in r.output, (args, r.output)

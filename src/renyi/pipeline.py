@@ -660,6 +660,8 @@ def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise PipelineError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:  # [[[[...]]]] nested beyond Python's recursion limit
+            raise PipelineError(f"{p}: JSON nested too deeply") from None
     else:
         import tomllib
 

@@ -591,6 +591,8 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise SpecError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:  # [[[[...]]]] nested beyond Python's recursion limit
+            raise SpecError(f"{p}: JSON nested too deeply") from None
     else:
         import tomllib
 

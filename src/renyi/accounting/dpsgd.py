@@ -764,3 +764,30 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
         if achieved > eps:  # pragma: no cover - the solvers return verified points or 0
             q, achieved = 0.0, 0.0
     return Answer(q, used, "rate at or below the largest that meets the target", achieved=achieved)
+
+
+def plan(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
+         batch_size: Any = None, dataset_size: Any = None) -> list[tuple[Any, int]]:
+    """A DP-SGD schedule as a plan for ``Accountant(budget, plan=...)``: one phase of T steps of
+    ``PoissonSubsampled(Gaussian(σ), q)``.
+
+    Several phases are lists added together (``plan(1.1, 0.01, steps=500) + plan(0.9, 0.02,
+    steps=300)``); each training step is then ``acct.spend(step_mechanism(σ, q))``. The words
+    (rate, steps, epochs, batch and data set sizes) are those of :func:`schedule`.
+
+    Returns:
+        ``[(step_mechanism(σ, q), T)]``.
+
+    Raises:
+        DomainError: out-of-domain values, or a schedule that does not add up.
+
+    Examples:
+        >>> [(m == step_mechanism(1.1, 0.01), t) for m, t in plan(1.1, 0.01, steps=1000)]
+        [(True, 1000)]
+        >>> [t for _, t in plan(1.1, batch_size=256, dataset_size=60_000, epochs=3) + plan(0.9, 0.01, steps=50)]
+        [704, 50]
+    """
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+    assert s.steps is not None
+    return [(step_mechanism(sigma, s.sample_rate), s.steps)]

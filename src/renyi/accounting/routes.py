@@ -308,8 +308,12 @@ _PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (l
 # where its grid cannot resolve the question; in the default minimum it steps aside instead
 # (ConversionError: the RDP route is in the minimum anyway, and a report notes why).
 def _pld_epsilon(it: Items, delta: float) -> Conversion:
-    lower, upper = _pld_module(it).epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
-    return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
+    pld = _pld_module(it)
+    lower, upper = pld.epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
+    # a bracket wider than 1 % (or an upper end taken from an answer at a smaller δ) says why
+    note = getattr(pld, "bracket_note", lambda *a: "")(list(it.items), delta)
+    detail = _PLD_DETAIL + (f" ({note})" if note else "")
+    return Conversion(float(upper), None, "pld", lower=float(lower), detail=detail)
 
 
 def _pld_delta(it: Items, epsilon: float) -> Conversion:

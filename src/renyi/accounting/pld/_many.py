@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.divergences.plrv import GaussianPrivacyLoss
 from renyi.accounting.pld._grid import Discrete, discretise, discretise_lower, support_range

@@ -28,6 +28,20 @@ Steps of mechanisms other than DP-SGD's can be recorded with ``step(event=...)``
 event is any renyi mechanism or guarantee of one step (for instance another sampling scheme);
 such entries are stored as ``(event, None, steps)``.
 
+**Declared plans.** The schedule can be declared up front and enforced against an (ε, δ)
+budget in a durable ledger, billed at its PLD ε rather than the adaptive RDP filter's
+(:mod:`renyi.budget.plan`)::
+
+    model, optimizer, loader = engine.make_private_with_epsilon(..., target_epsilon=3.0,
+                                                                target_delta=1e-5, epochs=10)
+    engine.accountant.declare_plan(ledger="run.db")  # the schedule just calibrated
+
+From then on every optimizer step is also spent in that :class:`renyi.Accountant`: steps of
+the plan cost nothing more, a step off the plan (another σ or rate, or more steps than
+declared) is refused before the parameters are updated, and the ledger restates the plan when
+it is reopened (``renyi ledger show run.db``). ``declare_plan(budget, plan)`` declares any
+other schedule (e.g. several phases: :func:`renyi.dpsgd.plan`).
+
 Poisson sampling: these numbers hold when each batch is drawn by Poisson sampling (Opacus's
 default ``poisson_sampling=True``). With ``poisson_sampling=False`` (shuffled fixed-size
 batches) they are not a guarantee; see ``docs/dpsgd.md``.
@@ -35,6 +49,7 @@ batches) they are not a guarantee; see ``docs/dpsgd.md``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +63,10 @@ __all__ = ["RenyiAccountant", "get_noise_multiplier", "MECHANISM"]
 
 #: The name the accountant is registered under.
 MECHANISM = "renyi"
+
+# The last schedule calibrated by make_private_with_epsilon (through get_noise_multiplier), per
+# thread: what declare_plan() declares when it is given no plan.
+_CALIBRATED = threading.local()
 
 
 def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
@@ -74,6 +93,52 @@ class RenyiAccountant(IAccountant):
         super().__init__()
         self.history: list[tuple[Any, Any, int]] = []
         self.sampler: Any = None
+        #: the :class:`renyi.Accountant` that enforces a declared plan (:meth:`declare_plan`)
+        self.accountant: Any = None
+
+    def declare_plan(self, budget: Any = None, plan: Any = None, *, ledger: Any = None,
+                     plan_delta: float | None = None) -> Any:
+        """Declare the training schedule as a plan, billed at its PLD ε against ``budget``.
+
+        With no arguments after ``make_private_with_epsilon``: the schedule it calibrated
+        (``dpsgd.plan(σ, q, epochs=...)``) against ``ApproxDP(target_epsilon, target_delta)``.
+        From then on :meth:`step` also spends each step in a :class:`renyi.Accountant` with this
+        plan (steps of the plan cost nothing more; a step off it is refused, nothing recorded).
+
+        Args:
+            budget: an ``ApproxDP(ε, δ)`` budget (default: the calibration's target).
+            plan: any plan :class:`renyi.Accountant` takes (default: the calibrated schedule).
+            ledger: where to record the steps (a path, a :class:`renyi.ledger.Ledger` or None).
+            plan_delta: as in :class:`renyi.Accountant`.
+
+        Returns:
+            The :class:`renyi.Accountant`.
+
+        Raises:
+            renyi.DomainError: no plan given and none calibrated, or steps already recorded.
+            renyi.BudgetExceededError: the plan does not fit the budget (nothing recorded).
+        """
+        from renyi.budget.accountant import Accountant
+        from renyi.core.errors import DomainError
+        from renyi.guarantees import ApproxDP
+
+        if self.history:
+            raise DomainError("declare the plan before the first step: a plan is declared before any spend "
+                              f"({sum(n for _, _, n in _check_history(self.history))} step(s) already recorded)",
+                              name="plan", value=None)
+        cal = getattr(_CALIBRATED, "value", None)
+        if plan is None or budget is None:
+            if cal is None:
+                raise DomainError("declare_plan() without a plan and a budget needs a make_private_with_epsilon "
+                                  "call first (its calibrated schedule is the plan); give budget= and plan=",
+                                  name="plan", value=None)
+            sigma, q, steps, eps, delta = cal
+            if plan is None:
+                plan = dpsgd.plan(sigma, q, steps=steps)
+            if budget is None:
+                budget = ApproxDP(eps, delta)
+        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta)
+        return self.accountant
 
     def attach(self, sampler: Any) -> None:
         """Account for the batch sampler that actually ran (the sampler-to-accountant contract).
@@ -120,13 +185,19 @@ class RenyiAccountant(IAccountant):
             if noise_multiplier is not None or sample_rate is not None:
                 raise TypeError("step takes either noise_multiplier and sample_rate, or event, not both")
             key: tuple[Any, Any] = (event, None)
+            if self.accountant is not None:
+                self.accountant.spend(event)  # before the history: a refused step is not recorded
         else:
             if noise_multiplier is None or sample_rate is None:
                 raise TypeError("step needs noise_multiplier and sample_rate (or event=...)")
             key = (noise_multiplier, sample_rate)
             h = self.history
-            if not (h and h[-1][0] == noise_multiplier and h[-1][1] == sample_rate):
-                dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both (once per segment)
+            if getattr(self, "_step_key", None) != key:
+                # validates both (once per segment); kept for the declared plan's spends
+                self._step_mech = dpsgd.step_mechanism(noise_multiplier, sample_rate)
+                self._step_key = key
+            if self.accountant is not None:
+                self.accountant.spend(self._step_mech)  # a step off the plan raises here, unrecorded
         h = self.history
         if h and h[-1][0] == key[0] and h[-1][1] == key[1]:
             h[-1] = (key[0], key[1], h[-1][2] + 1)
@@ -184,7 +255,10 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
     Same keywords as Opacus's ``get_noise_multiplier``; ``epsilon_tolerance`` and the
     accountant name are accepted and ignored (the answer is exact to ~10⁻⁹, on the safe side).
     """
-    return float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs))
+    sigma = float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs))
+    t = dpsgd.schedule(sample_rate, steps=steps, epochs=epochs).steps
+    _CALIBRATED.value = (sigma, float(sample_rate), t, float(target_epsilon), float(target_delta))
+    return sigma
 
 
 def _dispatching(original: Callable[..., float]) -> Callable[..., float]:

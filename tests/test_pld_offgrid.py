@@ -239,11 +239,12 @@ def test_random_setups_scan():
 @pytest.mark.slow
 def test_issue_cases_against_dp_accounting():
     """dp-accounting's PLD (an estimate, not a bound) lands inside or within 0.5 % of renyi's
-    certified brackets for the issue's three cases."""
+    certified brackets for the issue's first two cases. Not the third: at δ = 1.3e-14 its
+    one-shot FFT with truncated tails gives 4.27 where the truth is 1.4959 (issue #17)."""
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import pld_privacy_accountant
 
-    for sigma, q, steps, delta, _, _ in ISSUE_CASES:
+    for sigma, q, steps, delta, _, _ in ISSUE_CASES[:2]:
         acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
         acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
         theirs = acc.get_epsilon(delta)

@@ -296,8 +296,13 @@ def _single_unsubsampled(it: Items) -> bool:
     one = it.single
     if one is None:
         return False
+    from renyi.sampling.allocation import RandomAllocation
     from renyi.sampling.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
+    if isinstance(one, RandomAllocation):
+        # one epoch of a sampled mechanism: the PLD route is its tight bound (t = 1 and k = t
+        # are no sampling: the direct route is exact there)
+        return one.steps == 1 or one.k == one.steps
     return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
 
 

@@ -239,13 +239,23 @@ def test_random_setups_scan():
 @pytest.mark.slow
 def test_issue_cases_against_dp_accounting():
     """dp-accounting's PLD (an estimate, not a bound) lands inside or within 0.5 % of renyi's
-    certified brackets for the issue's three cases."""
+    certified brackets for the issue's first two cases. Not the third: at δ = 1.3e-14 its
+    one-shot FFT with truncated tails gives 4.27 where the truth is 1.4959 (issue #17)."""
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import pld_privacy_accountant
 
-    for sigma, q, steps, delta, _, _ in ISSUE_CASES:
+    for sigma, q, steps, delta, _, _ in ISSUE_CASES[:2]:
         acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
         acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps)
         theirs = acc.get_epsilon(delta)
         lo, hi = pld.epsilon_bounds([(PoissonSubsampled(Gaussian(sigma), q), steps)], delta)
         assert lo * 0.995 <= theirs <= hi * 1.005
+
+
+def test_notes_do_not_pile_up_on_delta_questions():
+    """δ-questions record why a bracket is wide too; only ε-questions report it, and the list
+    is emptied per question (it grew by one entry per wide δ-question before)."""
+    m = [(PoissonSubsampled(Gaussian(1.2386224150367546), 0.0002545391330670227), 2243)]
+    for e in (0.05, 0.06, 0.07):
+        pld.delta_bounds(m, e)
+    assert len(dist._NOTES) <= 2

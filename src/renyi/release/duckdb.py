@@ -30,7 +30,7 @@ import numpy as np
 
 from renyi.core.errors import DomainError
 from renyi.release.engine import Aggregates, Column, as_int64
-from renyi.release.plan import Plan, QueryPlan
+from renyi.release.plan import Plan, QueryPlan, derive_sensitivity
 from renyi.release.spec import DataSpec, SpecError
 
 __all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
@@ -80,6 +80,18 @@ def _needed(plan: Plan) -> list[str]:
     return cols
 
 
+def kept_column(plan: Plan, column: str) -> str:
+    """The name of a data column in the table of kept rows.
+
+    Every column of that table has a generated name (``__renyi_unit``, ``__renyi_c0``,
+    ``__renyi_c1``, ... by position in :func:`_needed`), never the data's own: the SQL then also
+    uses generated names for its helper columns (hashes, counts, row numbers), and no data
+    column name can equal one of them. A data column named ``__renyi_rn`` once replaced the
+    row number and switched the row bound off; one named ``__renyi_unit`` grouped by the unit.
+    """
+    return f"__renyi_c{_needed(plan).index(column)}"
+
+
 #: the largest m for which over-contributors are pre-cut by a top-m aggregate (see kept_sql)
 _TOPK_LIMIT = 64
 
@@ -99,7 +111,9 @@ def kept_sql(plan: Plan, salt: int) -> str:
     d = plan.spec.data
     m = int(d.max_rows_per_unit)
     cols = [quote_ident(c) for c in _needed(plan)]
-    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}", *cols])
+    # only generated names leave the source (see kept_column): the data's names never meet ours
+    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}",
+                      *(f"{c} AS __renyi_c{j}" for j, c in enumerate(cols))])
     hashed = ", ".join([quote_ident(d.privacy_unit), *cols])
     if m <= _TOPK_LIMIT:
         cut = (f"t AS (SELECT {_UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {_UNIT}), "
@@ -124,21 +138,43 @@ def keys_table(i: int) -> str:
     return f"__renyi_keys_{i}"
 
 
+def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
+    """The bin index of a value: bin i is [eᵢ, eᵢ₊₁) (the last one closed); values outside go
+    to the end bins."""
+    x = f"CAST(t.{col} AS DOUBLE)"
+    k = len(edges) - 1
+    whens = " ".join(f"WHEN {x} < {float(e)!r} THEN {i}" for i, e in enumerate(edges[1:-1]))
+    return f"CASE {whens} ELSE {k - 1} END" if k > 1 else "0"
+
+
 def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
-    """Exact per-group row counts and clamped integer sums of one query, by key index."""
+    """Exact per-group aggregates of one query, by key index (see :mod:`renyi.release.engine`).
+
+    Columns: ``idx`` (the key index; for a histogram key index × bins + bin), ``n`` (rows),
+    ``s`` (Σv of the clamped values rounded to the granularity), ``s2`` (Σ(v − c)² for a
+    variance or std, c its centre) and ``d`` (distinct values, for count_distinct).
+    """
     q = qp.query
     m = plan.spec.data.max_rows_per_unit
-    sens = qp.measurements[0].sensitivity
-    on = " AND ".join(f"CAST(t.{quote_ident(c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
+    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
+    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
     join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
-    if q.column is not None:
-        assert q.bounds is not None
-        col = quote_ident(q.column)
+    extra = ""
+    if q.column is not None and q.bounds is not None:
+        col = kept_column(plan, q.column)
         lo, hi = (repr(float(b)) for b in q.bounds)
         # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
         v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
              "AS BIGINT)")
         where = f"WHERE t.{col} IS NOT NULL"
+    elif q.column is not None:
+        col = kept_column(plan, q.column)
+        v, where = "0", f"WHERE t.{col} IS NOT NULL"
+        if q.type == "count_distinct":
+            extra = f", t.{col} AS d"
+        else:
+            assert q.bins is not None
+            extra = f", {_bin_sql(col, q.bins)} AS b"
     else:
         v, where = "0", ""
     filters = []
@@ -148,14 +184,38 @@ def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
                        "AS gr")
         filters.append(f"gr <= {sens.groups}")
     if sens.rows_per_group < m:
-        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, v)) "
-                       "AS rr")
+        # the order depends on the row's own content (the value that is aggregated), so ties
+        # are between rows that aggregate alike and any choice among them gives the same result
+        w = {"count_distinct": "d", "histogram": "b"}.get(q.type, "v")
+        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, {w}), "
+                       f"{w}) AS rr")
         filters.append(f"rr <= {sens.rows_per_group}")
-    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v FROM {_KEPT} t {join} {where}"
+    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
+            and q.max_distinct_per_unit < sens.rows_per_group:
+        # each individual keeps the rows of at most k of its values per group (a salted-hash
+        # choice of values, so it depends on that individual's rows only)
+        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, "
+                       "d), d) AS dr")
+        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
+    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v{extra} FROM {_KEPT} t {join} {where}"
     if windows:
-        inner = f"SELECT idx, v, {', '.join(windows)} FROM ({inner})"
+        keep = "idx, v" + (", d" if q.type == "count_distinct" else ", b" if q.type == "histogram" else "")
+        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner})"
     cond = f"WHERE {' AND '.join(filters)}" if filters else ""
-    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s "
+    if q.type == "histogram":
+        assert q.bins is not None
+        nb = len(q.bins) - 1
+        return (f"SELECT idx * {nb} + b AS idx, n FROM (SELECT idx, b, count(*) AS n FROM ({inner}) {cond} "
+                "GROUP BY idx, b)")
+    if q.type == "count_distinct":
+        return f"SELECT idx, count(*) AS n, count(DISTINCT d) AS d FROM ({inner}) {cond} GROUP BY idx"
+    s2 = ""
+    if q.type in ("variance", "std"):
+        c = next(x.centre for x in qp.measurements if x.kind == "sum2")
+        # (v − c)² ≤ 2^52 by the spec's check; the sum is exact (HUGEINT) and the cast to
+        # BIGINT fails loudly, before anything is spent, if it does not fit
+        s2 = f", CAST(coalesce(sum(CAST((v - {int(c)}) * (v - {int(c)}) AS HUGEINT)), 0) AS BIGINT) AS s2"
+    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s{s2} "
             f"FROM ({inner}) {cond} GROUP BY idx")
 
 
@@ -173,6 +233,10 @@ class DuckDBEngine:
     """
 
     def __init__(self, data: DataSpec, *, memory_limit: str | None = None, threads: int | None = None) -> None:
+        if data.format != "duckdb" and any(c in data.source for c in "*?[{"):
+            # DuckDB expands glob patterns in file names: "*.csv" would read every CSV beside it
+            raise SpecError(f"data: source {data.source}: a file name with *, ?, [ or {{ is read by DuckDB as a "
+                            "pattern of several files; rename the file", name="source", value=data.source)
         if not os.path.exists(data.source):
             raise SpecError(f"data: source {data.source}: no such file", name="source", value=data.source)
         duckdb = _import_duckdb()
@@ -189,6 +253,10 @@ class DuckDBEngine:
                 self._con.execute(f"SET threads = {int(threads)}")
             if data.format == "duckdb":
                 self._con.execute(f"ATTACH {quote_literal(data.source)} AS __renyi_src (READ_ONLY)")
+                # A supplied database's views may call read_csv('/any/file') or attach others:
+                # after attaching it, no file outside it is reachable (spilling still works, and
+                # the setting cannot be turned back on while the database is open).
+                self._con.execute("SET enable_external_access = false")
         except Exception as e:
             self.close()
             raise SpecError(f"data: cannot open {data.source}: {_first_line(e)}", name="source") from None
@@ -212,7 +280,7 @@ class DuckDBEngine:
         try:
             rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
         except Exception as e:
-            raise SpecError(f"data: cannot read {self._data.source}: {_first_line(e)}", name="source") from None
+            raise SpecError(f"data: cannot read {self._data.source}: {_redacted(e)}", name="source") from None
         out = {}
         for name, typ, *_ in rows:
             t = str(typ).upper()
@@ -240,21 +308,42 @@ class DuckDBEngine:
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
         """Enforce the bounds and compute every measurement's exact vector."""
         statements = self.sql(plan, salt)
+        duckdb = _import_duckdb()
         try:
-            self._con.execute(statements[0])
-            out: Aggregates = {}
-            for i, qp in enumerate(plan.queries):
-                self._register_keys(i, qp)
-                res = self._con.execute(statements[i + 1]).fetchnumpy()
-                idx = as_int64(res["idx"])
-                n = np.zeros(qp.query.cells, dtype=np.int64)
-                s = np.zeros(qp.query.cells, dtype=np.int64)
-                n[idx] = as_int64(res["n"])
-                s[idx] = as_int64(res["s"])
-                out[qp.query.name] = {"count": n, "sum": s}
-            return out
+            try:
+                return self._aggregate(plan, statements)
+            except duckdb.Error as e:
+                # DuckDB's messages quote the offending value and often the whole row ("Could not
+                # convert string 'alice,1979-…'"): they never reach a message or a traceback.
+                raise SpecError(f"data: DuckDB could not aggregate {self._data.source}: {_redacted(e)}",
+                                name="source") from None
         finally:
             self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+
+    def _aggregate(self, plan: Plan, statements: list[str]) -> Aggregates:
+        self._con.execute(statements[0])
+        out: Aggregates = {}
+        for i, qp in enumerate(plan.queries):
+            self._register_keys(i, qp)
+            res = self._con.execute(statements[i + 1]).fetchnumpy()
+            idx = as_int64(res["idx"])
+            agg: dict[str, np.ndarray] = {}
+            for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
+                if col in res:
+                    vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
+                    vec[idx] = as_int64(res[col])
+                    agg[name] = vec
+            out[qp.query.name] = agg
+        return out
+
+
+def _redacted(e: BaseException) -> str:
+    """The first line of a DuckDB error with every quoted text (data values) removed."""
+    import re
+
+    line = _first_line(e)
+    line = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "'…'", line)
+    return re.sub(r"(Original Line|line)\s*:.*", r"\1: …", line)
 
 
 def _first_line(e: BaseException) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 
 from renyi.accounting.pld._profiles import supports as _supports
+from renyi.accounting.pld import _allocation  # noqa: F401  (registers random allocation's pairs)
 from renyi.accounting.pld.accountant import PLDAccountant
 from renyi.accounting.pld.curves import GDPBound, TradeOff, gdp_mu, tradeoff
 from renyi.accounting.pld.distribution import (Bounds, PrivacyLossDistribution, bracket_note, delta_bounds,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,6 +365,13 @@ def _base_pair(mech: Any, neighbouring: str) -> Profile:
     raise ConversionError(f"no privacy loss distribution is known for {type(mech).__name__}")
 
 
+#: Pairs of mechanisms defined in modules that build on this one (random allocation, in
+#: :mod:`renyi.accounting.pld._allocation`): (pairs, supports) functions that answer None for a
+#: mechanism they do not know, registered when that module is imported (the package imports
+#: it), so that this module imports none of them.
+EXTENSIONS: list[tuple[Callable[[Any], tuple[Profile, Profile] | None], Callable[[Any], bool | None]]] = []
+
+
 def pairs_for(mech: Any) -> tuple[Profile, Profile]:
     """The two ordered dominating pairs (remove, add) of one run of ``mech``.
 
@@ -372,6 +380,10 @@ def pairs_for(mech: Any) -> tuple[Profile, Profile]:
     """
     from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement
 
+    for pairs, _ in EXTENSIONS:
+        found = pairs(mech)
+        if found is not None:
+            return found
     if isinstance(mech, PoissonSubsampledReplaceOne):
         rate = float(mech.rate)
         mu = float(mech.mechanism.sensitivity / mech.mechanism.sigma)  # type: ignore[attr-defined]
@@ -412,6 +424,10 @@ def pairs_for(mech: Any) -> tuple[Profile, Profile]:
 
 def supports(mech: Any) -> bool:
     """True when a dominating pair is known for ``mech`` (see :func:`pairs_for`)."""
+    for _, known in EXTENSIONS:
+        answer = known(mech)  # without building the pairs
+        if answer is not None:
+            return answer
     try:
         pairs_for(mech)
     except (ConversionError, TypeError, ValueError):

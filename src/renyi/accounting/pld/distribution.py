@@ -123,10 +123,12 @@ def _pairs(m: Any) -> tuple[Profile, Profile]:
 
 
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:
+    from renyi.accounting.pld._allocation import expand
+
     rem: list[tuple[Profile, int]] = []
     add: list[tuple[Profile, int]] = []
     sym = True
-    for m, c in items:
+    for m, c in expand(items):  # k-of-t allocations: their blocks
         r, a = _pairs(m)
         rem.append((r, c))
         add.append((a, c))
@@ -517,6 +519,17 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     """
     if width is None:
         width = TARGET_WIDTH
+    from renyi.accounting.pld._allocation import AllocationProfile
+
+    if len(profiles) == 1 and profiles[0][1] == 1 and isinstance(profiles[0][0], AllocationProfile):
+        # one epoch of random allocation: both pairs are finite and their profiles exact, so
+        # each end is read off its own pair (no grid: tighter and faster)
+        alloc = profiles[0][0]
+        hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+        if hi <= below:
+            return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
+        lo = _invert_profile(alloc.lower, log_delta=log_delta, eps=eps)[0]
+        return min(lo, hi), hi
     single = _closed_form(profiles)
     if single is not None:
         return _invert_profile(single, log_delta=log_delta, eps=eps)
@@ -1175,6 +1188,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
+            _NOTES.clear()  # (only ε-questions report them; without this they would pile up)
             lo, hi = _solve_direction(bucket(prof), eps=e, below=max(lows, default=-math.inf))
             cached = _cached_delta((key, i), e)
             if cached is not None:

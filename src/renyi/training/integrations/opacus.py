@@ -42,9 +42,19 @@ declared) is refused before the parameters are updated, and the ledger restates 
 it is reopened (``renyi ledger show run.db``). ``declare_plan(budget, plan)`` declares any
 other schedule (e.g. several phases: :func:`renyi.dpsgd.plan`).
 
-Poisson sampling: these numbers hold when each batch is drawn by Poisson sampling (Opacus's
-default ``poisson_sampling=True``). With ``poisson_sampling=False`` (shuffled fixed-size
-batches) they are not a guarantee; see ``docs/dpsgd.md``.
+The sampler check is on by default: ``make_private`` (and so ``make_private_with_epsilon``)
+with ``accountant="renyi"`` looks at the batches that will run before any training step.
+
+* ``poisson_sampling=True`` (Opacus's default): Opacus replaces the loader with its Poisson
+  sampler, and ε is the Poisson-subsampled Gaussian's.
+* ``poisson_sampling=False`` with a renyi batch sampler (``DataLoader(batch_sampler=...)`` of
+  :mod:`renyi.integrations.torch_samplers`, e.g. ``AllocationBatchSampler``): the sampler is
+  attached (:meth:`RenyiAccountant.attach`), and ε is that of what ran (random allocation by
+  its PLD route; ``ShuffledBatchSampler`` without amplification).
+* ``poisson_sampling=False`` with any other loader (a plain ``DataLoader``, shuffled or not):
+  fixed-size shuffled batches have no amplification theorem, so the Poisson ε would not be a
+  guarantee; ``make_private`` raises :class:`renyi.DomainError` naming the fix, before
+  training.
 """
 
 from __future__ import annotations
@@ -57,8 +67,9 @@ import opacus.privacy_engine as _engine
 from opacus.accountants import IAccountant, register_accountant
 
 from renyi.accounting import dpsgd
+from renyi.core._validation import check_int
 
-__all__ = ["RenyiAccountant", "get_noise_multiplier", "MECHANISM"]
+__all__ = ["RenyiAccountant", "get_noise_multiplier", "check_loader", "MECHANISM"]
 
 #: The name the accountant is registered under.
 MECHANISM = "renyi"
@@ -76,7 +87,8 @@ def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
     for entry in history:
         if not (isinstance(entry, (tuple, list)) and len(entry) == 3):
             raise ValueError(f"each history entry must be (noise_multiplier, sample_rate, steps); got {entry!r}")
-        out.append((entry[0], entry[1], int(entry[2])))
+        # a whole number of steps: int() would truncate 2.9 steps to 2 and bill fewer than ran
+        out.append((entry[0], entry[1], check_int("history steps", entry[2], minimum=0)))
     return out
 
 
@@ -270,6 +282,51 @@ def _dispatching(original: Callable[..., float]) -> Callable[..., float]:
     return get_noise_multiplier_
 
 
+def _renyi_sampler(data_loader: Any) -> Any:
+    """The renyi batch sampler driving ``data_loader``, or None."""
+    from renyi.sampling.batches import SamplerEvent
+
+    for cand in (getattr(data_loader, "batch_sampler", None), getattr(data_loader, "sampler", None)):
+        ev = getattr(cand, "event", None)
+        if isinstance(ev, SamplerEvent):
+            return cand
+    return None
+
+
+def check_loader(accountant: Any, data_loader: Any, poisson_sampling: bool) -> None:
+    """The sampler check of ``make_private`` (see the module docstring).
+
+    Raises:
+        renyi.DomainError: ``poisson_sampling=False`` with a loader that is not a renyi batch
+            sampler (no valid ε could be reported for it).
+    """
+    from renyi.core.errors import DomainError
+
+    if not isinstance(accountant, RenyiAccountant) or poisson_sampling:
+        return
+    sampler = _renyi_sampler(data_loader)
+    if sampler is not None:
+        accountant.attach(sampler)
+        return
+    raise DomainError(
+        "poisson_sampling=False runs shuffled fixed-size batches, which no amplification theorem covers, so "
+        "renyi cannot bill them as Poisson sampling; keep poisson_sampling=True, or pass "
+        "DataLoader(dataset, batch_sampler=renyi.integrations.torch_samplers.AllocationBatchSampler(...)) "
+        "(random allocation) or ShuffledBatchSampler (billed without amplification)",
+        name="poisson_sampling", value=False)
+
+
+def _checking(original: Callable[..., Any]) -> Callable[..., Any]:
+    def make_private(self: Any, *args: Any, **kwargs: Any) -> Any:
+        check_loader(getattr(self, "accountant", None), kwargs.get("data_loader"),
+                     bool(kwargs.get("poisson_sampling", True)))
+        return original(self, *args, **kwargs)
+
+    make_private.__wrapped__ = original  # type: ignore[attr-defined]
+    make_private.__doc__ = original.__doc__
+    return make_private
+
+
 def _register() -> None:
     try:
         register_accountant(MECHANISM, RenyiAccountant)
@@ -279,6 +336,10 @@ def _register() -> None:
     current = _engine.get_noise_multiplier
     if not hasattr(current, "__wrapped__"):
         _engine.get_noise_multiplier = _dispatching(current)
+    # the sampler check, before any training step (make_private_with_epsilon calls it too)
+    mp = _engine.PrivacyEngine.make_private
+    if not hasattr(mp, "__wrapped__"):
+        _engine.PrivacyEngine.make_private = _checking(mp)
 
 
 _register()

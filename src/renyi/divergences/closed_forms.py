@@ -5,19 +5,30 @@ the pure-DP curve, discrete Laplace and Gaussian, exponential families, Poisson,
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import integrate, linalg, optimize, special
 
+from renyi.core._lazy import linalg, special
 from renyi.core._logmath import log1mexp, log_expm1
-from renyi.core._validation import NONNEGATIVE, ORDER_ANY, POSITIVE, PROBABILITY, REAL, check_array, check_int
-from renyi.core.errors import DomainError, RenyiNumericalWarning
-from renyi.divergences.discrete import _divergence_from_loss, _log1p_over, _loss_from_logs, _orders, _out
+from renyi.core._validation import (
+    NONNEGATIVE,
+    POSITIVE,
+    PROBABILITY,
+    REAL,
+    check_array,
+    check_int,
+)
+from renyi.core.errors import DomainError
+from renyi.divergences.discrete import (
+    _divergence_from_loss,
+    _log1p_over,
+    _loss_from_logs,
+    _orders,
+    _out,
+)
 
 __all__ = ["gaussian_divergence", "gaussian_divergence_unequal", "mvn_divergence", "laplace_divergence", "bernoulli_divergence", "randomized_response_divergence", "kary_randomized_response_divergence", "pure_dp_curve", "discrete_laplace_divergence", "discrete_gaussian_divergence", "discrete_gaussian_normalizer", "exponential_family_divergence", "poisson_divergence", "exponential_divergence"]
 

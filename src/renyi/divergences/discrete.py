@@ -8,18 +8,18 @@ probabilities down to 1e-300 and orders up to 1e6 stay finite and accurate; the 
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import integrate, linalg, optimize, special
 
+from renyi.core._lazy import special
 from renyi.core._logmath import log1mexp, log_expm1
-from renyi.core._validation import NONNEGATIVE, ORDER_ANY, POSITIVE, PROBABILITY, REAL, check_array, check_int
-from renyi.core.errors import DomainError, RenyiNumericalWarning
+from renyi.core._validation import (
+    ORDER_ANY,
+    check_array,
+)
+from renyi.core.errors import DomainError
 
 __all__ = ["NORMALIZATION_TOL", "renyi_divergence", "renyi_divergence_log"]
 

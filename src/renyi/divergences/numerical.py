@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import integrate, linalg, optimize, special
 
-from renyi.core._logmath import log1mexp, log_expm1
-from renyi.core._validation import NONNEGATIVE, ORDER_ANY, POSITIVE, PROBABILITY, REAL, check_array, check_int
+from renyi.core._lazy import integrate, optimize
+from renyi.core._validation import (
+    REAL,
+)
 from renyi.core.errors import DomainError, RenyiNumericalWarning
 from renyi.divergences.discrete import _EXP_SAFE, _orders
 

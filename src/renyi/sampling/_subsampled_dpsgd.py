@@ -4,27 +4,20 @@ sweeps, and the σ / steps / rate that meet a target (calibration on the safe si
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import special
 
-from renyi.core._logmath import erfcx, lgamma, lgamma_int_table, log_expm1
 from renyi.core._validation import (
-    ORDER,
     POSITIVE,
-    PROBABILITY,
     PROBABILITY_OPEN,
     Interval,
-    check_array,
     check_int,
 )
-from renyi.core.errors import DomainError, RenyiNumericalWarning
+from renyi.core.errors import DomainError
 from renyi.sampling._subsampled_gaussian import _MAX_EXACT_ORDER, _RATE, _log_a_rows
 
 __all__ = ["dpsgd_epsilon", "dpsgd_epsilon_many", "dpsgd_log_delta", "dpsgd_sigma", "dpsgd_steps", "dpsgd_rate"]

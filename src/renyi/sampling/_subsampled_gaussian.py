@@ -35,11 +35,9 @@ import functools
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import special
 
 from renyi.core._logmath import erfcx, lgamma, lgamma_int_table, log_expm1
 from renyi.core._validation import (
@@ -47,9 +45,7 @@ from renyi.core._validation import (
     POSITIVE,
     PROBABILITY,
     PROBABILITY_OPEN,
-    Interval,
     check_array,
-    check_int,
 )
 from renyi.core.errors import DomainError, RenyiNumericalWarning
 

@@ -4,28 +4,25 @@ replacement), integer orders exact, fractional orders by the convexity of the CG
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from renyi.core._lazy import special
 
-from renyi.core._logmath import erfcx, lgamma, lgamma_int_table, log_expm1
+from renyi.core._lazy import special
+from renyi.core._logmath import lgamma_int_table, log_expm1
 from renyi.core._validation import (
     ORDER,
-    POSITIVE,
-    PROBABILITY,
-    PROBABILITY_OPEN,
-    Interval,
-    check_array,
-    check_int,
 )
-from renyi.core.errors import DomainError, RenyiNumericalWarning
-from renyi.sampling._subsampled_gaussian import _EPS, _MAX_WBK19_ORDER, _RATE, _excess_int_rows, _finish_eps
+from renyi.sampling._subsampled_gaussian import (
+    _EPS,
+    _MAX_WBK19_ORDER,
+    _RATE,
+    _excess_int_rows,
+    _finish_eps,
+)
 
 __all__ = ["rdp_poisson_general", "rdp_without_replacement", "eps_inf_poisson"]
 

@@ -272,3 +272,53 @@ def test_dpsgd_noise_multiplier_and_steps_with_group_size() -> None:
     t = renyi.dpsgd.steps(4.0, 1e-5, 2.0, 0.01, group_size=3)
     assert renyi.dpsgd.epsilon(2.0, 0.01, steps=int(t), delta=1e-5, group_size=3) <= 4.0
     assert renyi.dpsgd.epsilon(2.0, 0.01, steps=int(t) + max(1, int(t) // 50), delta=1e-5, group_size=3) > 4.0
+
+
+# ----------------------------------------------------------------------------------------------
+# integrations: dp-accounting's MixtureOfGaussiansDpEvent, Opacus
+# ----------------------------------------------------------------------------------------------
+def test_mixture_of_gaussians_dp_event() -> None:
+    e = pytest.importorskip("dp_accounting.dp_event")
+    if not hasattr(e, "MixtureOfGaussiansDpEvent"):
+        pytest.skip("this dp-accounting has no MixtureOfGaussiansDpEvent")
+    from scipy import stats
+
+    w = stats.binom.pmf(np.arange(4), 3, 0.02)
+    m = renyi.from_dp_event(e.MixtureOfGaussiansDpEvent(2.0, [0.0, 0.5, 1.0, 1.5], list(w)))
+    assert isinstance(m, PoissonSubsampledGroup)
+    assert (m.group_size, m.noise_multiplier) == (3, 4.0) and m.rate >= 0.02
+    ref = PoissonSubsampled(Gaussian(4.0), 0.02).group(3)
+    assert (20 * m).epsilon(1e-5) == pytest.approx((20 * ref).epsilon(1e-5), rel=1e-6)
+    assert (20 * m).epsilon(1e-5) >= (20 * ref).epsilon(1e-5)
+    from renyi.training.dp_events import UnsupportedDpEventError
+
+    with pytest.raises(UnsupportedDpEventError, match="Binomial"):
+        renyi.from_dp_event(e.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0, 2.0], [0.5, 0.3, 0.2]))
+    with pytest.raises(UnsupportedDpEventError, match="multiples"):
+        renyi.from_dp_event(e.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0, 1.5], [0.5, 0.3, 0.2]))
+    with pytest.raises(UnsupportedDpEventError, match="add/remove"):
+        renyi.from_dp_event(e.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.9, 0.1]), neighbouring="replace_one")
+    from renyi.training.integrations.dp_accounting import RenyiAccountant
+
+    acct = RenyiAccountant()
+    acct.compose(e.MixtureOfGaussiansDpEvent(2.0, [0.0, 0.5, 1.0, 1.5], list(w)), 20)
+    assert acct.get_epsilon(1e-5) == pytest.approx((20 * m).epsilon(1e-5), rel=1e-9)
+
+
+def test_opacus_accountant_group_size() -> None:
+    pytest.importorskip("opacus")
+    from renyi.training.integrations.opacus import RenyiAccountant, get_noise_multiplier
+
+    acct = RenyiAccountant()
+    for _ in range(30):
+        acct.step(noise_multiplier=1.0, sample_rate=0.02)
+    one = acct.get_epsilon(1e-5)
+    acct.group_size = 3
+    three = acct.get_epsilon(1e-5)
+    assert three == pytest.approx(float(renyi.dpsgd.epsilon(1.0, 0.02, steps=30, delta=1e-5, group_size=3)))
+    assert three > one
+    assert acct.get_epsilon(1e-5, group_size=1) == one
+    with pytest.raises(DomainError, match="group_size"):
+        acct.get_epsilon(1e-5, group_size=0)
+    sigma = get_noise_multiplier(target_epsilon=3.0, target_delta=1e-5, sample_rate=0.02, steps=30, group_size=3)
+    assert renyi.dpsgd.epsilon(sigma, 0.02, steps=30, delta=1e-5, group_size=3) <= 3.0

@@ -150,7 +150,7 @@ def test_rdp_k1_equals_example_level_and_q1_the_gaussian() -> None:
 
 
 def test_mechanism_k1_is_the_example_level_mechanism() -> None:
-    ex = PoissonSubsampled(Gaussian(1.1), 0.01)
+    ex = PoissonSubsampled(Gaussian(1.2), 0.02)
     g = ex.group(1)
     assert isinstance(g, PoissonSubsampledGroup)
     assert (300 * g).epsilon(1e-5) == pytest.approx((300 * ex).epsilon(1e-5), rel=1e-12)
@@ -322,3 +322,40 @@ def test_opacus_accountant_group_size() -> None:
         acct.get_epsilon(1e-5, group_size=0)
     sigma = get_noise_multiplier(target_epsilon=3.0, target_delta=1e-5, sample_rate=0.02, steps=30, group_size=3)
     assert renyi.dpsgd.epsilon(sigma, 0.02, steps=30, delta=1e-5, group_size=3) <= 3.0
+
+
+# ----------------------------------------------------------------------------------------------
+# pipeline files and the command line
+# ----------------------------------------------------------------------------------------------
+def test_pipeline_group_size_names_the_unit() -> None:
+    from renyi.pipeline import PipelineError, parse_pipeline
+    from renyi.report import compute_report
+
+    data = {"privacy": {"delta": 1e-5},
+            "mechanism": [{"name": "dp-sgd", "type": "gaussian", "sigma": 1.0, "count": 100,
+                           "sampling": {"scheme": "poisson", "rate": 0.01, "group_size": 3}}]}
+    r = compute_report(parse_pipeline(data), tradeoff=False)
+    assert "a person with up to 3 examples" in r.shares[0].assumption
+    assert r.epsilon == pytest.approx((100 * PoissonSubsampled(Gaussian(1.0), 0.01).group(3)).epsilon(1e-5), rel=1e-9)
+    bad = {"privacy": {"delta": 1e-5},
+           "mechanism": [{"name": "x", "type": "gaussian", "sigma": 1.0, "count": 10,
+                          "sampling": {"scheme": "without_replacement", "rate": 0.01, "group_size": 3}}]}
+    with pytest.raises(PipelineError, match="group_size"):
+        parse_pipeline(bad)
+
+
+def test_cli_group_size() -> None:
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    runner = CliRunner()
+    ok = runner.invoke(app, ["epsilon", "gaussian", "--sigma", "1.0", "--rate", "0.01", "--steps", "100",
+                             "--group-size", "3", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert "a person with up to 3 examples" in ok.output
+    bad = runner.invoke(app, ["epsilon", "gaussian", "--sigma", "1.0", "--rate", "0.01", "--steps", "100",
+                              "--group-size", "0"])
+    assert bad.exit_code != 0 and "group_size" in bad.output
+    no_rate = runner.invoke(app, ["epsilon", "gaussian", "--sigma", "1.0", "--steps", "100", "--group-size", "2"])
+    assert no_rate.exit_code != 0 and "--group-size" in no_rate.output

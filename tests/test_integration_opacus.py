@@ -141,3 +141,51 @@ def test_event_steps_and_bad_input():
         acct.step(noise_multiplier=1.0, sample_rate=0.1, event=ev)
     assert ro.RenyiAccountant().get_epsilon(1e-5) == 0.0
     assert math.isfinite(acct.get_epsilon(1e-5))
+
+
+def test_make_private_with_epsilon_declares_its_schedule_as_a_plan(tmp_path):
+    """The calibrated schedule becomes a plan billed at its PLD ε (≤ the target) in a ledger;
+    its steps cost nothing more; a step beyond it is refused before it is recorded."""
+    from renyi import Accountant
+    from renyi.errors import ConversionError
+
+    model, opt, loader = _setup()
+    engine = PrivacyEngine(accountant="renyi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, opt, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=opt, data_loader=loader, target_epsilon=3.0, target_delta=1e-5,
+            epochs=1, max_grad_norm=1.0)
+        path = str(tmp_path / "run.db")
+        acct = engine.accountant.declare_plan(ledger=path)
+        q = 1 / len(loader)
+        sigma = opt.noise_multiplier
+        assert acct.plan.steps == len(loader)
+        assert acct.plan.epsilon == float(dpsgd.epsilon(sigma, q, steps=len(loader), delta=1e-5)) <= 3.0
+        _train(model, opt, loader, len(loader))
+        assert acct.plan.finished and acct.within_budget
+        with pytest.raises(ConversionError, match="plan is exhausted"):
+            _train(model, opt, loader, 1)
+    assert engine.accountant.history == [(sigma, q, len(loader))]
+    acct.close()
+    with Accountant(ledger=path) as again:
+        assert again.plan.steps_run == len(loader)
+
+
+def test_declare_plan_needs_a_schedule_and_no_steps_yet():
+    from renyi import ApproxDP
+    from renyi.errors import DomainError
+
+    acct = ro.RenyiAccountant()
+    ro._CALIBRATED.value = None
+    with pytest.raises(DomainError, match="make_private_with_epsilon"):
+        acct.declare_plan()
+    a = acct.declare_plan(ApproxDP(3.0, 1e-5), dpsgd.plan(1.0, 0.01, steps=50) + dpsgd.plan(2.0, 0.01, steps=50))
+    for _ in range(50):
+        acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    acct.step(noise_multiplier=2.0, sample_rate=0.01)
+    assert a.plan.steps_run == 51 and acct.history == [(1.0, 0.01, 50), (2.0, 0.01, 1)]
+    other = ro.RenyiAccountant()
+    other.step(noise_multiplier=1.0, sample_rate=0.01)
+    with pytest.raises(DomainError, match="before the first step"):
+        other.declare_plan(ApproxDP(3.0, 1e-5), dpsgd.plan(1.0, 0.01, steps=50))

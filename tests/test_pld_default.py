@@ -262,7 +262,12 @@ def test_mixed_neighbouring_relations_are_aligned_as_the_routes_do():
     lo, hi = pld.epsilon_bounds(items, 1e-6)
     assert (lo, hi) == pld.epsilon_bounds(list(align(items)[1]), 1e-6)
     assert routes.best_epsilon(items, 1e-6).value == pytest.approx(hi, rel=1e-12)
-    # a pair known only under add/remove (Poisson subsampling) cannot be restated as a PLD
+    # a Poisson-subsampled Gaussian restated under replace-one has its own pair now (issue #26:
+    # PoissonSubsampledReplaceOne), below the group privacy of two the RDP route uses
+    mixed = [(PoissonSubsampled(Gaussian(1.0), 0.01), 100), (RandomizedResponse(epsilon=0.5), 1)]
+    lo, hi = pld.epsilon_bounds(mixed, 1e-6, fallback=False)
+    assert 0 < lo <= hi < routes.best_epsilon(mixed, 1e-6, "rdp").value
+    # other Poisson-subsampled mechanisms are known only under add/remove: still refused
     with pytest.raises(ConversionError):
-        pld.epsilon_bounds([(PoissonSubsampled(Gaussian(1.0), 0.01), 100),
+        pld.epsilon_bounds([(PoissonSubsampled(Laplace(1.0), 0.01), 100),
                             (RandomizedResponse(epsilon=0.5), 1)], 1e-6)

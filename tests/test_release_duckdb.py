@@ -23,6 +23,7 @@ from renyi import Accountant, BudgetExceededError  # noqa: E402
 from renyi.cli import app  # noqa: E402
 from renyi.release import SpecError, add_noise, make_plan, parse_spec  # noqa: E402
 from renyi.release.duckdb import DuckDBEngine  # noqa: E402
+from renyi.release.noise import measured  # noqa: E402
 
 GROUPS = [f"g{i:03d}" for i in range(200)]
 
@@ -138,7 +139,12 @@ def test_an_over_contributing_individual_moves_nothing_beyond_the_sensitivity(tm
     extra = {"id": [10**9] * 60, "grp": [GROUPS[i % 30] for i in range(60)], "x": [1000.0] * 60}
     make_table(base, 30_000, units=3_000, seed=5)
     make_table(more, 30_000, units=3_000, seed=5, extra=extra)
-    qs = [dict(q, **bounds) for q in spec(base, tmp_path)["query"]]
+    qs = [dict(q, **bounds) for q in spec(base, tmp_path)["query"]] + [
+        dict(name="var", type="variance", column="x", bounds=[0, 100], granularity=0.5, by=["grp"],
+             keys={"grp": GROUPS}, **bounds),
+        dict(name="distinct", type="count_distinct", column="x", by=["grp"], keys={"grp": GROUPS}, **bounds),
+        dict(name="hist", type="histogram", column="x", bins=[0, 25, 50, 75, 100], by=["grp"],
+             keys={"grp": GROUPS}, **bounds)]
     out = {}
     for name, path in (("base", base), ("more", more)):
         sp = parse_spec(spec(path, tmp_path, m=4, queries=qs))
@@ -149,7 +155,8 @@ def test_an_over_contributing_individual_moves_nothing_beyond_the_sensitivity(tm
     plan = out["base"][0]
     for qp in plan.queries:
         for m in qp.measurements:
-            d = out["more"][1][qp.query.name][m.kind] - out["base"][1][qp.query.name][m.kind]
+            d = (measured(m, out["more"][1][qp.query.name], qp)
+                 - measured(m, out["base"][1][qp.query.name], qp))
             assert np.abs(d).sum() <= m.sensitivity.l1
             assert math.sqrt(float(np.sum(d.astype(float) ** 2))) <= m.sensitivity.l2 + 1e-9
             assert np.abs(d).sum() > 0  # the individual was counted (so the bound is exercised)
@@ -353,7 +360,7 @@ def test_shipped_example_runs(tmp_path):
     (tmp_path / "spec.toml").write_text((ex / "spec.toml").read_text())
     r = renyi.release(tmp_path / "spec.toml", out=tmp_path / "out")
     assert r.plan.spec.rho == pytest.approx(0.0132426, rel=1e-5)
-    assert [qp.measurements[0].sensitivity.l2 for qp in r.plan.queries] == [3.0, 1.0, 4500.0]
+    assert [qp.measurements[0].sensitivity.l2 for qp in r.plan.queries] == [3.0, 1.0, 2250.0]  # the mean's sum is centred
     rows = (tmp_path / "out" / "records_by_county.csv").read_text().splitlines()
     assert rows[0] == "county,value,lower,upper" and len(rows) == 41  # C39, C40: noisy zeros
     assert (tmp_path / "releases.db").exists()
@@ -384,3 +391,55 @@ def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, 
             f"hash(77::UBIGINT, id, grp, x)) AS rn FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} "
             "GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref
+
+
+def test_new_query_types_end_to_end_with_targets_post_and_public_truncation(tmp_path):
+    """variance, std, count_distinct, histogram, a target and post-processing through the
+    whole release: files (with the histogram's bin column and a consistent query's levels),
+    release.json (the centring derivation, what the intervals cover), report.json (the same,
+    plus the truncation effect measured on a public table) and the CLI's dry run."""
+    path = tmp_path / "t.parquet"
+    cols = make_table(path, 20_000, units=2_000, seed=8)
+    pub = tmp_path / "public.csv"
+    make_table(pub, 5_000, units=500, seed=9)
+    k = {"grp": GROUPS}
+    qs = [
+        {"name": "var", "type": "variance", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
+        {"name": "sd", "type": "std", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
+        {"name": "mean", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
+        {"name": "distinct", "type": "count_distinct", "column": "x", "by": ["grp"], "keys": k,
+         "max_distinct_per_unit": 2},
+        {"name": "hist", "type": "histogram", "column": "x", "bins": [0, 50, 100], "by": ["grp"], "keys": k,
+         "post": ["non_negative"]},
+        {"name": "counts", "type": "count", "by": ["grp"], "keys": k, "target": {"half_width": 40}},
+        {"name": "levels", "type": "count", "by": ["grp"], "keys": k, "post": ["consistent"]},
+    ]
+    sp = spec(path, tmp_path, m=5, rho=2.0, queries=qs)
+    sp["data"]["public"] = str(pub)
+    runner = CliRunner()
+    (tmp_path / "s.json").write_text(json.dumps(sp))
+    res = runner.invoke(app, ["release", str(tmp_path / "s.json"), "--dry-run"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "target counts: ±40 at 0.95" in res.output and "truncation effect" in res.output
+    r = renyi.release(sp, out=tmp_path / "out", rng=np.random.default_rng(0))
+    names = sorted(os.path.basename(f) for f in r.files)
+    assert "levels.total.csv" in names and "hist.csv" in names and "levels.csv" in names
+    hist = (tmp_path / "out" / "hist.csv").read_text().splitlines()
+    assert hist[0] == "grp,bin,value,lower,upper" and len(hist) == 1 + 2 * len(GROUPS)
+    man = json.loads((tmp_path / "out" / "release.json").read_text())
+    mq = {q["name"]: q for q in man["queries"]}
+    assert "centred" in mq["mean"]["measurements"][0]["centring"] and mq["mean"]["measurements"][0]["centre"] == 50
+    assert mq["levels"]["interval"].startswith("a bound after the least-squares projection")
+    assert "noise only" in mq["counts"]["interval"] and mq["counts"]["target"] == {"half_width": 40, "coverage": 0.95}
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert "noise only" in rep["intervals"]["cover"]
+    te = rep["intervals"]["truncation_effect"]["queries"]
+    assert set(te) == {q["name"] for q in qs}
+    assert te["counts"]["total_relative_change"] < 0  # ≤ 5 of ~10 rows per person kept: counts drop
+    res = {x.name: x for x in r.results}
+    v, s_ = res["var"], res["sd"]
+    assert np.all((0 <= v.lower) & (v.lower <= v.value) & (v.value <= v.upper) & (v.upper <= 2500))
+    assert np.all(s_.upper <= 50)
+    assert np.all(res["hist"].value >= 0)
+    assert r.plan.queries[5].half_width <= 40
+    del cols

@@ -72,6 +72,8 @@ __all__ = [
     "noise_multiplier",
     "steps",
     "sample_rate",
+    "shuffle_lower_bound",
+    "SAMPLINGS",
 ]
 
 #: Sampling rates: a rate of 0 would spend nothing and make every question degenerate.
@@ -372,12 +374,110 @@ def _is_array(*xs: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
+# Batches that are not Poisson-sampled
+# ----------------------------------------------------------------------------------------------
+#: The batch samplers :func:`epsilon` accounts for.
+SAMPLINGS = ("poisson", "allocation", "shuffle")
+
+
+def _check_sampling(sampling: Any) -> str:
+    if sampling not in SAMPLINGS:
+        raise DomainError(f"sampling must be one of 'poisson', 'allocation', 'shuffle'; got {sampling!r}",
+                          name="sampling", value=sampling)
+    return str(sampling)
+
+
+def _per_epoch(q: float, steps_: int) -> tuple[int, int]:
+    """(t, E): t = 1/q batches per epoch (a whole number) and E = ⌈steps/t⌉ epochs."""
+    inv = 1.0 / q
+    t = int(round(inv))
+    if t < 1 or abs(t - inv) > 1e-9 * inv:
+        raise DomainError(f"sample_rate must be 1/t for a whole number t of batches per epoch with fixed "
+                          f"batches; got {q!r} (1/q = {inv!r})", name="sample_rate", value=q)
+    return t, -(-steps_ // t)
+
+
+def shuffle_lower_bound(noise_multiplier: float, steps_per_epoch: int, epochs: int, delta: float) -> float:
+    """A certified lower bound on the ε (at δ) of DP-SGD with shuffled fixed batches.
+
+    Two neighbouring data sets (replace-one, clipping norm 1, a linear loss whose per-example
+    gradient is the example itself): every example is −1 except one, which is +1 in one data
+    set and −1 in the other. Each epoch shuffles the data into t batches, so the batch sums
+    are known except that one uniformly random batch is shifted by 2 in the first data set:
+    the outputs of an epoch are exactly the random-allocation pair (1/t)Σ_i N(2e_i, σ²I)
+    against N(0, σ²I), independent across epochs. The true ε of the loader is at least that
+    of this pair, whose certified lower end the PLD engine gives ([CGKKMSZ24] use the same
+    construction).
+
+    Args:
+        noise_multiplier: σ ∈ (0, ∞).
+        steps_per_epoch: t ≥ 1 batches per epoch.
+        epochs: E ≥ 1.
+        delta: δ ∈ (0, 1).
+
+    References:
+        [CGKKMSZ24] L. Chua, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi, A. Sinha, C. Zhang,
+            How Private are DP-SGD Implementations?, ICML 2024.
+    """
+    from renyi.accounting.pld import epsilon_bounds
+    from renyi.mechanisms import Gaussian
+
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    t = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
+    e = check_int("epochs", epochs, minimum=1)
+    d = PROBABILITY_OPEN.check("delta", delta)
+    from renyi.accounting.pld._allocation import shift_item
+
+    if t == 1:  # one batch: every example in it, the pair is the Gaussian with shift 2
+        return float(epsilon_bounds([(Gaussian(sigma / 2.0), e)], d, fallback=False)[0])
+    # a lower bound needs no fine lattice: a coarse one is as valid and faster
+    return float(epsilon_bounds([(shift_item(2.0 / sigma, t), e)], d, fallback=False)[0])
+
+
+def _eps_sampled(sampling: str, q: float, sigma: float, steps_: int, dlt: float, method: str | None) -> Answer:
+    from renyi.accounting.routes import best_epsilon
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling.allocation import RandomAllocation
+
+    t, e = _per_epoch(q, steps_)
+    if sampling == "allocation":
+        one = RandomAllocation(Gaussian(sigma), steps=t)
+        c = best_epsilon(one if e == 1 else one.compose(e), dlt, method)
+        return Answer(c.value, f"random allocation (balls-in-bins), t = {t} batches per epoch, {e} epoch(s): "
+                      f"{c.method}", "upper bound on ε", witness=c.witness, lower=c.lower)
+    # shuffle: no amplification: one Gaussian of sensitivity 2 (replace-one) per epoch
+    g = Gaussian(sigma, sensitivity=2.0, neighbouring="replace_one")
+    c = best_epsilon(g if e == 1 else g.compose(e), dlt, None if method == "pld" else method)
+    lower: float | None
+    try:
+        lower = min(shuffle_lower_bound(sigma, t, e, dlt), float(c.value))
+    except ConversionError:
+        lower = None
+    return Answer(c.value, f"shuffled fixed batches, t = {t} per epoch, {e} epoch(s), replace-one neighbours: "
+                  f"no amplification (one Gaussian of sensitivity 2 per epoch); lower: certified shuffling "
+                  f"lower bound; {c.method}", "upper bound on ε", witness=c.witness, lower=lower)
+
+
+# ----------------------------------------------------------------------------------------------
 # Questions
 # ----------------------------------------------------------------------------------------------
 def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
             delta: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None,
-            event: Any = None, group_size: Any = 1) -> Answer | Sweep:
+            event: Any = None, sampling: str = "poisson", group_size: Any = 1) -> Answer | Sweep:
     """An upper bound on the ε of DP-SGD at ``delta``.
+
+    ``sampling`` says how the batches were drawn (the number returned is only valid for that
+    sampler):
+
+    * ``"poisson"`` (default): every example in every batch independently with probability q;
+    * ``"allocation"``: random allocation (balls-in-bins): in each epoch every example is put
+      into one of t = 1/q batches chosen uniformly at random (:class:`renyi.RandomAllocation`,
+      accounted by its PLD route; a partial last epoch is accounted as a whole one);
+    * ``"shuffle"``: the data shuffled and cut into t = 1/q fixed batches per epoch. No
+      amplification theorem is known for it: the value is the unamplified bound (each example
+      used once per epoch; replace-one neighbours, one Gaussian of sensitivity 2 per epoch) and
+      ``.lower`` is a certified lower bound on the true ε of such a loader (see
+      :func:`shuffle_lower_bound`), which can exceed the Poisson number.
 
     With ``event`` (a :class:`renyi.batches.SamplerEvent`, the ``.event`` of the sampler that
     ran) the ε is that of the sampler that actually ran (Poisson, random allocation, truncated
@@ -396,8 +496,10 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         method: ``None`` (the tightest route: the smaller of the RDP bound and the PLD upper
             bound; ``RENYI_PLD_ROUTE=0`` leaves PLD out), ``"rdp"`` (the fast path alone) or
             ``"pld"`` (the PLD engine alone).
+        sampling: ``"poisson"``, ``"allocation"`` or ``"shuffle"`` (see above).
         group_size: k ≥ 1: the unit is a person with up to k examples (examples are still
-            Poisson-sampled; see :func:`group_step`). 1 (the default) is example-level DP.
+            Poisson-sampled; see :func:`group_step`). 1 (the default) is example-level DP;
+            k > 1 needs ``sampling="poisson"``.
 
     Returns:
         :class:`Answer` (a float: an upper bound on ε, with ``method``, ``witness`` for RDP and
@@ -415,8 +517,13 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         array([3.695, 1.712])
     """
     method = _check_method(method)
+    sampling = _check_sampling(sampling)
     k = _group_size(group_size, dataset_size)
     if k > 1:
+        if sampling != "poisson":
+            raise DomainError(f"group_size > 1 is analysed for Poisson sampling of examples only; got "
+                              f"sampling={sampling!r} (other samplers: the generic .group(k) of their guarantee)",
+                              name="group_size", value=group_size)
         if event is not None or _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size,
                                           dataset_size):
             raise DomainError("group_size > 1 takes scalar arguments and no event (one question at a time)",
@@ -427,14 +534,22 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
         assert s.steps is not None
         return _eps_group(s.sample_rate, sigma, s.steps, dlt, k, method)
     if event is not None:
+        if sampling != "poisson":
+            raise DomainError("give either event=... (the sampler that ran says how batches were drawn) or "
+                              f"sampling={sampling!r}, not both", name="sampling", value=sampling)
         return _epsilon_of_event(event, noise_multiplier, sample_rate, steps, epochs, delta, batch_size,
                                  dataset_size, method)
     if _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size):
+        if sampling != "poisson":
+            raise DomainError(f"sweeps are for Poisson sampling; ask sampling={sampling!r} one value at a time",
+                              name="sampling", value=sampling)
         return _epsilon_sweep(noise_multiplier, sample_rate, steps, epochs, delta, batch_size, dataset_size, method)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     dlt = PROBABILITY_OPEN.check("delta", delta)
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
+    if sampling != "poisson":
+        return _eps_sampled(sampling, s.sample_rate, sigma, s.steps, dlt, method)
     return _eps_best(s.sample_rate, sigma, s.steps, dlt, method)
 
 
@@ -789,6 +904,33 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
         if achieved > eps:  # pragma: no cover - the solvers return verified points or 0
             q, achieved = 0.0, 0.0
     return Answer(q, used, "rate at or below the largest that meets the target", achieved=achieved)
+
+
+def plan(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
+         batch_size: Any = None, dataset_size: Any = None) -> list[tuple[Any, int]]:
+    """A DP-SGD schedule as a plan for ``Accountant(budget, plan=...)``: one phase of T steps of
+    ``PoissonSubsampled(Gaussian(σ), q)``.
+
+    Several phases are lists added together (``plan(1.1, 0.01, steps=500) + plan(0.9, 0.02,
+    steps=300)``); each training step is then ``acct.spend(step_mechanism(σ, q))``. The words
+    (rate, steps, epochs, batch and data set sizes) are those of :func:`schedule`.
+
+    Returns:
+        ``[(step_mechanism(σ, q), T)]``.
+
+    Raises:
+        DomainError: out-of-domain values, or a schedule that does not add up.
+
+    Examples:
+        >>> [(m == step_mechanism(1.1, 0.01), t) for m, t in plan(1.1, 0.01, steps=1000)]
+        [(True, 1000)]
+        >>> [t for _, t in plan(1.1, batch_size=256, dataset_size=60_000, epochs=3) + plan(0.9, 0.01, steps=50)]
+        [704, 50]
+    """
+    sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+    s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+    assert s.steps is not None
+    return [(step_mechanism(sigma, s.sample_rate), s.steps)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -292,8 +292,13 @@ def _single_unsubsampled(it: Items) -> bool:
     one = it.single
     if one is None:
         return False
+    from renyi.sampling.allocation import RandomAllocation
     from renyi.sampling.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
 
+    if isinstance(one, RandomAllocation):
+        # one epoch of a sampled mechanism: the PLD route is its tight bound (t = 1 and k = t
+        # are no sampling: the direct route is exact there)
+        return one.steps == 1 or one.k == one.steps
     return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
 
 
@@ -304,8 +309,12 @@ _PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (l
 # where its grid cannot resolve the question; in the default minimum it steps aside instead
 # (ConversionError: the RDP route is in the minimum anyway, and a report notes why).
 def _pld_epsilon(it: Items, delta: float) -> Conversion:
-    lower, upper = _pld_module(it).epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
-    return Conversion(float(upper), None, "pld", lower=float(lower), detail=_PLD_DETAIL)
+    pld = _pld_module(it)
+    lower, upper = pld.epsilon_bounds(list(it.items), delta, fallback=it.offer_pld)
+    # a bracket wider than 1 % (or an upper end taken from an answer at a smaller δ) says why
+    note = getattr(pld, "bracket_note", lambda *a: "")(list(it.items), delta)
+    detail = _PLD_DETAIL + (f" ({note})" if note else "")
+    return Conversion(float(upper), None, "pld", lower=float(lower), detail=detail)
 
 
 def _pld_delta(it: Items, epsilon: float) -> Conversion:

@@ -46,6 +46,7 @@ from renyi.accounting import routes as _routes
 from renyi.guarantees import GDP, MCDP, RDP, ZCDP, ApproxDP, ApproxRDP, ApproxZCDP, Conversion, Guarantee, PureDP
 from renyi.guarantees.base import Item, items_of
 from renyi.core.errors import BudgetExceededError, ConversionError, DomainError, LedgerError, NeighbouringError
+from renyi.budget import plan as _plan
 from renyi.budget.ledger import (
     LEDGER_FORMAT,
     SCHEMA_VERSION,
@@ -58,6 +59,7 @@ from renyi.budget.ledger import (
     guarantee_from_json,
     guarantee_to_json,
 )
+from renyi.budget.ledger import _rdp_text
 
 __all__ = [
     "Accountant",
@@ -194,8 +196,9 @@ class _Totals:
         z.setflags(write=False)
         return cls(0, 0, 0, z, 0.0, 0.0, 0.0, 0.0, 0.0, True, False)
 
-    def plus(self, u: Any, count: int, new_id: int) -> _Totals:
-        """These totals plus ``count`` units of ``u`` (a :class:`_Unit` or a :class:`SpendRecord`)."""
+    def plus(self, u: Any, count: int, new_id: int, rows: int = 1) -> _Totals:
+        """These totals plus ``count`` units of ``u`` (a :class:`_Unit` or a :class:`SpendRecord`),
+        recorded in ``rows`` records."""
         rdp = _up_add_arr(self.rdp, count, u.rdp)
         rdp.setflags(write=False)
         xi = rho = mu2 = None
@@ -208,11 +211,124 @@ class _Totals:
         pure = gtype == "PureDP" or (gtype == "ApproxDP" and u.delta == 0.0)
         curve = gtype in ("RDP", "ApproxRDP")
         return _Totals(
-            new_id, self.spends + 1, self.count + count, rdp,
+            new_id, self.spends + rows, self.count + count, rdp,
             _up_add(self.eps_inf, _up_mul(count, u.eps_inf)), xi, rho, mu2,
             _up_add(self.delta, _up_mul(count, u.delta)),
             self.all_pure and pure, self.has_curve or curve,
         )
+
+
+def _same_unit(a: Any, b: Any) -> bool:
+    """Whether two units (a :class:`_Unit` or a :class:`SpendRecord`) add the same values to the
+    totals (everything :meth:`_Totals.plus` reads)."""
+    if a is b:
+        return True
+    return (a.eps_inf == b.eps_inf and a.xi == b.xi and a.rho == b.rho and a.mu == b.mu and a.delta == b.delta
+            and a.guarantee.get("type") == b.guarantee.get("type")
+            and (a.rdp is b.rdp or bool(np.array_equal(a.rdp, b.rdp))))
+
+
+#: A run of equal units is folded while its count stays exact as a double.
+_FOLD_MAX = 1 << 53
+
+
+class _Fold:
+    """Totals kept as ``base`` plus one open *run*: the latest consecutive records of equal units,
+    added as ``count`` units at once when the totals are read.
+
+    The totals of a sequence of records are therefore defined by its runs (maximal stretches of
+    equal units, each added once as count × unit with the conservative arithmetic above), the
+    same whether a live accountant or a replay of the ledger computes them, so both agree to
+    the bit; and a training loop's step (one more unit of the open run) costs an integer
+    addition instead of arithmetic on the whole grid. Every total stays ≥ the exact sum.
+    """
+
+    __slots__ = ("base", "unit", "count", "rows", "last_id", "_t", "_kmax")
+
+    def __init__(self, t: _Totals) -> None:
+        self.base = t
+        self.unit: Any = None
+        self.count = 0
+        self.rows = 0
+        self.last_id = t.last_id
+        self._t: _Totals | None = t
+        self._kmax: int | None = None  # the largest run count the filter admits (cached)
+
+    def copy(self) -> _Fold:
+        f = _Fold(self.base)
+        f.unit, f.count, f.rows, f.last_id, f._t, f._kmax = (self.unit, self.count, self.rows, self.last_id,
+                                                             self._t, self._kmax)
+        return f
+
+    @property
+    def totals(self) -> _Totals:
+        t = self._t
+        if t is None:
+            t = self.base.plus(self.unit, self.count, self.last_id, self.rows)
+            self._t = t
+        return t
+
+    def _extends(self, u: Any, count: int) -> bool:
+        return self.unit is not None and self.count + count <= _FOLD_MAX and _same_unit(self.unit, u)
+
+    def add(self, u: Any, count: int, new_id: int) -> None:
+        """Add a record of ``count`` units of ``u`` with id ``new_id``."""
+        if self._extends(u, count):
+            self.count += count
+            self.rows += 1
+        else:
+            self.base = self.totals
+            self.unit, self.count, self.rows, self._kmax = u, count, 1, None
+        self.last_id = new_id
+        self._t = None
+
+    def trial(self, u: Any, count: int) -> _Totals:
+        """The totals with one more record of ``count`` units of ``u`` (nothing is changed)."""
+        if self._extends(u, count):
+            return self.base.plus(self.unit, self.count + count, self.last_id + 1, self.rows + 1)
+        return self.totals.plus(u, count, self.last_id + 1)
+
+    def admits(self, f: _Filter, u: Any, count: int) -> bool:
+        """Whether ``f`` admits the totals with one more record of ``count`` units of ``u``."""
+        if f.kind == "none":
+            return True
+        if not self._extends(u, count):
+            return f.admits(self.totals.plus(u, count, self.last_id + 1))
+        # one more step of the open run: the filter's verdict is monotone in the run's count
+        # (totals only grow with it), so the largest admitted count is found once per run
+        k = self._kmax
+        if k is None:
+            k = self._kmax = self._largest(f)
+        want = self.count + count
+        if want <= k:
+            return True
+        if k < _FOLD_MAX:
+            return False
+        return f.admits(self.base.plus(self.unit, want, self.last_id + 1, self.rows + 1))
+
+    def _largest(self, f: _Filter) -> int:
+        """The largest run count ≤ _FOLD_MAX that ``f`` admits on this base (count − 1 if none)."""
+        def ok(k: int) -> bool:
+            return f.admits(self.base.plus(self.unit, k, self.last_id + 1, self.rows + 1))
+
+        lo = self.count  # may itself be refused (e.g. others' spends over the budget)
+        if not ok(lo + 1):
+            return lo if ok(lo) else lo - 1
+        lo, step = lo + 1, 1
+        while True:  # gallop, then bisect: lo admitted, hi refused
+            hi = min(lo + step, _FOLD_MAX)
+            if not ok(hi):
+                break
+            if hi == _FOLD_MAX:
+                return _FOLD_MAX
+            lo, step = hi, step * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,6 +627,65 @@ class _ApproxDPFilter(_Filter):
         )
 
 
+def _sub_down(a: float, b: float) -> float:
+    """a − b rounded down (never above the exact difference)."""
+    s = a - b
+    if not math.isfinite(s):
+        return s
+    return math.nextafter(s, -math.inf) if _two_sum_err(a, -b, s) < 0.0 else s
+
+
+class _PlanFilter(_Filter):
+    """A declared plan billed at (ε_P, δ_P), and the (ε, δ) filter on what it left for the
+    spends off the plan: ε_O = ε − ε_P, δ_O = δ − δ_P (both rounded down), of which δ_A is kept
+    for approximate spends. Valid by concurrent composition (:mod:`renyi.budget.plan`)."""
+
+    kind = "plan"
+
+    def __init__(self, eps: float, delta: float, approx_delta: float, spec: _plan.PlanSpec, grid: np.ndarray,
+                 filter_orders: np.ndarray) -> None:
+        self.eps, self.delta, self.approx_delta, self.spec = eps, delta, approx_delta, spec
+        self.eps_o = max(0.0, _sub_down(eps, spec.epsilon))
+        self.delta_o = max(0.0, _sub_down(delta, spec.delta))
+        self.delta_r = _sub_down(self.delta_o, approx_delta)
+        self.inner: _ApproxDPFilter | None = None
+        if self.delta_r > 0.0:
+            self.inner = _ApproxDPFilter(self.eps_o, self.delta_o, approx_delta, grid, filter_orders)
+
+    def check_unit(self, u: Any) -> None:
+        if self.inner is None:
+            raise ConversionError(
+                f"this spend is off the declared plan, and the plan holds all of the budget's δ = {self.delta!r} "
+                f"(plan_delta = {self.spec.delta!r}, approx_delta = {self.approx_delta!r}): nothing is left for the "
+                "filter that bills spends off the plan; nothing was recorded. Declare the plan with "
+                "plan_delta < δ − approx_delta to leave room for them")
+        self.inner.check_unit(u)
+
+    def admits(self, t: _Totals) -> bool:
+        if self.inner is None:
+            return t.spends == 0
+        return self.inner.admits(t)
+
+    def spent_epsilon(self, t: _Totals) -> float:
+        """ε_P plus the smallest ε' whose off-plan filter admits these (off-plan) totals."""
+        off = 0.0 if t.spends == 0 or self.inner is None else self.inner.spent_epsilon(t)
+        return _add_up(self.spec.epsilon, off)
+
+    def remaining(self, t: _Totals) -> Guarantee:
+        if self.inner is None:
+            return ApproxDP(0.0, 0.0)
+        return self.inner.remaining(t)
+
+    def describe(self) -> str:
+        s = self.spec
+        head = (f"declared plan billed at (ε_P, δ_P) = ({s.epsilon!r}, {s.delta!r}) [{s.method}]; spends off the "
+                f"plan: ")
+        if self.inner is None:
+            return head + "refused (the plan holds all of δ)"
+        return (head + f"(ε, δ) filter on what the plan left, ε_O = {self.eps_o!r}, δ_O = {self.delta_o!r} "
+                f"({self.inner.describe()}); concurrent composition (Lyu22, VZ23)")
+
+
 # --------------------------------------------------------------------------------------
 # Public values
 # --------------------------------------------------------------------------------------
@@ -542,6 +717,13 @@ class Spend:
         """The stored record as JSON (schema of docs/accountant.md)."""
         return self.stored.to_json()
 
+    @property
+    def plan_phase(self) -> int | None:
+        """The index of the declared plan's phase this spend followed (free of further cost),
+        or None for a spend off the plan (or without one)."""
+        j = self.stored.guarantee.get("plan_phase")
+        return j if isinstance(j, int) and not isinstance(j, bool) else None
+
 
 @dataclass(frozen=True, slots=True)
 class AccountantReport:
@@ -566,6 +748,8 @@ class AccountantReport:
     assumption: str | None = None
     #: the neighbouring relation the totals and the budget are stated under
     neighbouring: str = nbr.DEFAULT
+    #: the declared plan and how far the run followed it (None without a plan)
+    plan: _plan.PlanStatus | None = None
 
     def _repr_html_(self) -> str:
         """An HTML table of the summary (Jupyter shows it for a bare ``acc.report()``)."""
@@ -603,6 +787,7 @@ class AccountantReport:
             "lower": num(self.lower),
             "assumption": self.assumption,
             "neighbouring": self.neighbouring,
+            "plan": None if self.plan is None else self.plan.to_dict(),
         }
 
 
@@ -652,6 +837,18 @@ class Accountant:
             privacy of two; :mod:`renyi._neighbouring`); replace-one spends to an add/remove
             accountant are refused with :class:`~renyi.errors.NeighbouringError`, since a
             replace-one guarantee does not imply an add/remove one.
+        plan: a sequence of mechanisms declared before any spend (a mechanism, a
+            ``(mechanism, count)`` pair, a composition, or a list of these, in order; e.g.
+            :func:`renyi.dpsgd.plan`). Needs an ``ApproxDP(ε, δ)`` budget and a new ledger. The
+            plan is billed at creation at its certified upper bound ε_P at ``plan_delta`` over the
+            routes of :mod:`renyi.routes` (PLD for DP-SGD), and refused, with nothing recorded,
+            when ε_P > ε. Spends that follow the plan in order cost nothing more; spends off the
+            plan go through the (ε, δ) filter on what it left (ε − ε_P, δ − ``plan_delta``). The
+            rule and its proof: :mod:`renyi.budget.plan`. A ledger with a plan restates it when
+            reopened (``plan=None``); passing a different plan raises :class:`LedgerError`.
+        plan_delta: δ_P ∈ (0, δ − approx_delta], the δ the plan is billed at. Default: all of
+            δ − approx_delta, so that spends off the plan are refused; a smaller δ_P leaves
+            δ − approx_delta − δ_P for them.
 
     Raises:
         TypeError: for a budget of an unsupported kind.
@@ -659,11 +856,12 @@ class Accountant:
             ``neighbouring`` that differs from the budget's.
         LedgerError: for a corrupted, foreign or newer-version ledger, or a budget that
             differs from the one stored in the ledger.
+        BudgetExceededError: the plan does not fit in the budget (nothing was recorded).
     """
 
     def __init__(self, budget: Guarantee | None = None, ledger: Any = None, *,
                  filter_orders: Iterable[float] | None = None, approx_delta: float | None = None,
-                 neighbouring: str | None = None) -> None:
+                 neighbouring: str | None = None, plan: Any = None, plan_delta: float | None = None) -> None:
         if budget is not None and not isinstance(budget, Guarantee):
             raise TypeError(f"budget must be a guarantee or None; got {type(budget).__name__}")
         if ledger is not None and not isinstance(ledger, (Ledger, str, os.PathLike)):
@@ -704,6 +902,13 @@ class Accountant:
         }
         if budget is not None:
             _make_filter(proposal, decode_floats(proposal["grid"]))  # validate before touching a file
+        declared = None
+        self._cache: dict[Any, _Unit] = {}
+        if plan is not None:
+            declared = self._declare(plan, plan_delta, budget, grid, relation, approx_delta or 0.0)
+        elif plan_delta is not None:
+            raise DomainError(f"plan_delta needs a plan; got plan_delta={plan_delta!r} and no plan",
+                              name="plan_delta", value=plan_delta)
         if ledger is None:
             store: Ledger = MemoryLedger()
         elif isinstance(ledger, Ledger):
@@ -711,6 +916,18 @@ class Accountant:
         else:
             store = SQLiteLedger(ledger)
         self._ledger = store
+        if declared is not None:
+            existing = getattr(store, "header", None)
+            if not (isinstance(existing, dict) and existing.get("plan") is not None):
+                # certified before a file is touched: a plan that does not fit records nothing
+                try:
+                    assert isinstance(budget, ApproxDP)  # checked by _declare
+                    spec = _certify_plan(*declared, float(budget.epsilon))
+                except BaseException:
+                    store.close()
+                    raise
+                proposal["plan"] = spec.to_json()
+                _make_filter(proposal, grid)
         try:
             header = store.initialize(proposal)
         except BaseException:
@@ -738,6 +955,18 @@ class Accountant:
                     f"the ledger's totals are stated under {nbr.words(stored)} neighbours, not "
                     f"{nbr.words(relation)}; open it with budget=None and neighbouring=None to use the stored relation")
             self._neighbouring = stored
+            if declared is not None and header.get("plan") is None:
+                raise LedgerError("the ledger was created without a plan; a plan is declared when its ledger is "
+                                  "created (use a new ledger)")
+            self._spec: _plan.PlanSpec | None = None
+            if header.get("plan") is not None:
+                self._spec = _plan.PlanSpec.from_json(header["plan"])
+                if declared is not None:
+                    _, phases, d_p = declared
+                    if [(p.key, p.count) for p in phases] != [(p.key, p.count) for p in self._spec.phases] or (
+                            plan_delta is not None and self._spec.delta != d_p):
+                        raise LedgerError("the plan given differs from the plan declared in the ledger; open it "
+                                          "with plan=None to use the stored one")
             self._header = header
             self._filter = _make_filter(header, self._grid)
             self._budget = None if header.get("budget") is None else guarantee_from_json(header["budget"])
@@ -747,14 +976,18 @@ class Accountant:
         except BaseException:
             store.close()
             raise
-        self._totals = _Totals.empty(self._grid.size)
-        self._cache: dict[Any, _Unit] = {}
+        self._all = _Fold(_Totals.empty(self._grid.size))
+        # the totals the filter judges: every spend, or with a plan the spends off the plan
+        self._offf = self._all if self._spec is None else _Fold(_Totals.empty(self._grid.size))
+        self._cursor = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
+        self._keys: dict[int, tuple[_Unit, str | None, str]] = {}
+        self._planned: dict[tuple[int, int], tuple[_Unit, dict[str, Any]]] = {}
         # The mechanisms (or guarantees) spent through this object, merged by equality, for the
         # routes that need them (PLD). None once the ledger holds spends this object did not
         # make (other processes, an import, an existing ledger): the ledger stores guarantees,
         # not mechanisms, and a route may only account for everything that was spent.
         self._live: dict[Any, list[Any]] | None = {}
-        self._last_live: tuple[Any, Any] | None = None
+        self._last_live: tuple[Any, list[Any], dict[Any, list[Any]]] | None = None
         self._items: dict[Any, tuple[Guarantee, str | None, _Unit, Any]] = {}
         self._last_item: tuple[Any, tuple[Guarantee, str | None, _Unit, Any]] | None = None
         self._decode_memo: dict[tuple[int, int], tuple[Any, Any, Guarantee]] = {}
@@ -812,17 +1045,39 @@ class Accountant:
         with self._lock:
             self._apply(self._ledger.iter_rows(self._totals.last_id))
 
+    @property
+    def _totals(self) -> _Totals:
+        """The totals of every recorded spend."""
+        return self._all.totals
+
+    @property
+    def _off(self) -> _Totals:
+        """The totals the filter judges: every spend, or with a plan the spends off the plan."""
+        return self._offf.totals
+
     def _apply(self, rows: Iterable[SpendRecord]) -> None:
         # Only the totals are kept: memory does not grow with the length of the ledger.
-        t = self._totals
+        spec, fold, off = self._spec, self._all, self._offf
         for r in rows:
-            if r.id != t.last_id + 1:
-                raise LedgerError(f"ledger rows are not contiguous: expected id {t.last_id + 1}, got {r.id}")
+            if r.id != fold.last_id + 1:
+                raise LedgerError(f"ledger rows are not contiguous: expected id {fold.last_id + 1}, got {r.id}")
             if r.rdp.size != self._grid.size:
                 raise LedgerError(f"spend {r.id} has {r.rdp.size} RDP values; the grid has {self._grid.size}")
-            t = t.plus(r, r.count, r.id)
+            j = r.guarantee.get("plan_phase")
+            if spec is None or self._cursor is None:
+                if j is not None:
+                    raise LedgerError(f"spend {r.id} claims a plan phase, but the ledger declares no plan")
+            elif j is None:
+                off.add(r, r.count, r.id)
+            else:
+                key = _plan.phase_key(r.mechanism, r.guarantee, _rdp_text(r.rdp)[0])
+                if self._cursor.match(spec, key, r.count) != j:
+                    raise LedgerError(f"spend {r.id} claims plan phase {j!r}, but it does not follow the declared "
+                                      "plan there (another mechanism, a phase already closed, or more steps than "
+                                      "the phase has left)")
+                self._cursor = self._cursor.advance(j, r.count)
+            fold.add(r, r.count, r.id)
             self._live = None  # a spend this object did not make: its mechanism is unknown
-        self._totals = t
 
     def _unit(self, g: Guarantee) -> _Unit:
         try:
@@ -843,12 +1098,53 @@ class Accountant:
 
     def _exceeded(self, g: Guarantee, count: int) -> BudgetExceededError:
         requested = g if count == 1 else g.compose(count)
+        where = ""
+        if self._spec is not None:
+            where = (f" (a spend off the declared plan, billed through the filter on what the plan left; "
+                     f"{self._plan_position()})")
         return BudgetExceededError(
-            f"spending {requested!r} would exceed the budget {self._budget!r}; remaining: {self.remaining!r}; "
+            f"spending {requested!r} would exceed the budget {self._budget!r}{where}; remaining: {self.remaining!r}; "
             "nothing was recorded",
             requested=requested,
             remaining=self.remaining,
         )
+
+    def _declare(self, plan: Any, plan_delta: float | None, budget: Guarantee | None, grid: np.ndarray,
+                 relation: str, approx_delta: float) -> tuple[tuple[Item, ...], list[_plan.PlanPhase], float]:
+        """The plan's items, its phases as stored, and δ_P (checked; nothing is written here)."""
+        if budget is None or not isinstance(budget, ApproxDP) or not float(budget.delta) > 0.0:
+            raise DomainError(
+                f"a plan is billed at its (ε, δ): it needs an ApproxDP(ε, δ) budget with δ > 0; got budget={budget!r}",
+                name="budget", value=budget)
+        delta = float(budget.delta)
+        top = _sub_down(delta, approx_delta)
+        if plan_delta is None:
+            d_p = top
+        else:
+            d_p = PROBABILITY_OPEN.check("plan_delta", plan_delta)
+            if d_p > top:
+                raise DomainError(f"plan_delta must be in (0, {top!r}] (the budget's δ less approx_delta); "
+                                  f"got {plan_delta!r}", name="plan_delta", value=plan_delta)
+        items = _plan.plan_items(plan, relation)
+        phases = []
+        for obj, k in items:
+            g, mech = _resolve(obj)
+            unit = _unit_of(g, grid)
+            phases.append(_plan.PlanPhase(mech, unit.guarantee, _rdp_text(unit.rdp)[0], k))
+        return items, phases, d_p
+
+    @property
+    def plan(self) -> _plan.PlanStatus | None:
+        """The declared plan and how far the recorded spends followed it (None without one).
+
+        Restated from the ledger when it is reopened: its phases, its bill (ε_P, δ_P) and the
+        steps recorded on it (:class:`renyi.budget.plan.PlanStatus`; ``describe()`` says it in words,
+        including phases that stopped early).
+        """
+        spec, cur = self._spec, self._cursor
+        if spec is None or cur is None:
+            return None
+        return _plan.PlanStatus(spec.phases, cur.used, spec.epsilon, spec.delta, spec.lower, spec.method, cur.phase)
 
     # ----- spending ----------------------------------------------------------------------
     def spend(self, item: Any, count: int = 1, label: str | None = None) -> Spend:
@@ -871,33 +1167,116 @@ class Accountant:
                 an ``ApproxDP`` spend against a ``ZCDP`` budget).
             DomainError / TypeError: bad ``count``, ``label`` or ``item``.
         """
-        g, mech, k, label, unit, item = self._prepare(item, count, label)
+        g, mech, k, label, unit, item = self._prepare(item, count, label, check=self._spec is None)
+        if self._spec is not None:
+            return self._spend_planned(g, mech, k, label, unit, item)
+        fold = self._all
         with self._lock:
-            trial = self._totals.plus(unit, k, self._totals.last_id + 1)
-            if not self._filter.admits(trial):
+            if not fold.admits(self._filter, unit, k):
                 # Totals only grow and ours are a prefix of the ledger: refusing now is final.
                 raise self._exceeded(g, k)
-            rec = SpendRecord(0, time.time(), label, k, unit.guarantee, mech, unit.rdp, unit.eps_inf,
-                              unit.xi, unit.rho, unit.mu, unit.delta)
+            now = time.time()
             with self._ledger.transaction() as txn:
-                others = txn.rows_after(self._totals.last_id)
+                others = txn.rows_after(fold.last_id)
                 if others:  # spends by other processes since our last read
                     self._apply(others)
-                    trial = self._totals.plus(unit, k, self._totals.last_id + 1)
-                    if not self._filter.admits(trial):
+                    if not fold.admits(self._filter, unit, k):
                         raise self._exceeded(g, k)
+                # built with the id it will get, so that it is built once
+                rec = SpendRecord(fold.last_id + 1, now, label, k, unit.guarantee, mech, unit.rdp, unit.eps_inf,
+                                  unit.xi, unit.rho, unit.mu, unit.delta)
                 new_id = txn.append(rec)
-                if new_id != trial.last_id:
-                    raise LedgerError(f"ledger assigned id {new_id}, expected {trial.last_id}")
-            rec = SpendRecord(new_id, rec.time, rec.label, rec.count, rec.guarantee, rec.mechanism, rec.rdp,
-                              rec.eps_inf, rec.xi, rec.rho, rec.mu, rec.delta)
-            self._totals = trial
+                if new_id != rec.id:
+                    raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+            fold.add(unit, k, new_id)
             self._remember(item, k)
             return self._spend_of(rec)
 
-    def _prepare(self, item: Any, count: Any,
-                 label: Any) -> tuple[Guarantee, str | None, int, str | None, _Unit, Any]:
-        k = check_int("count", count)
+    def _plan_key(self, unit: _Unit, mech: str | None) -> str:
+        hit = self._keys.get(id(unit))
+        if hit is not None and hit[0] is unit and hit[1] == mech:
+            return hit[2]
+        key = _plan.phase_key(mech, unit.guarantee, _rdp_text(unit.rdp)[0])
+        if len(self._keys) >= 1024:
+            self._keys.clear()
+        self._keys[id(unit)] = (unit, mech, key)
+        return key
+
+    def _plan_decision(self, unit: _Unit, mech: str | None, k: int, key: str) -> int | None:
+        """The plan phase this spend follows (None: off the plan, and then admitted by the filter
+        on what the plan left, or an error)."""
+        assert self._spec is not None and self._cursor is not None
+        j = self._cursor.match(self._spec, key, k)
+        if j is not None:
+            return j
+        try:
+            self._filter.check_unit(unit)
+        except ConversionError as exc:
+            raise ConversionError(f"{exc} [{self._plan_position()}]") from None
+        return None
+
+    def _plan_position(self) -> str:
+        st = self.plan
+        assert st is not None
+        if st.finished:
+            return f"the plan is exhausted: all {st.steps} declared steps were spent"
+        j = st.current
+        p = st.phases[j]
+        return (f"the plan is at phase {j + 1} of {len(st.phases)} ({p.mechanism or p.guarantee.get('type')}, "
+                f"{p.count - st.used[j]} of {p.count} steps left)")
+
+    def _spend_planned(self, g: Guarantee, mech: str | None, k: int, label: str | None, unit: _Unit,
+                       item: Any) -> Spend:
+        key = self._plan_key(unit, mech)
+        with self._lock:
+            j = self._plan_decision(unit, mech, k, key)
+            for _ in range(2):
+                if j is None and not self._offf.admits(self._filter, unit, k):
+                    raise self._exceeded(g, k)
+                now = time.time()
+                with self._ledger.transaction() as txn:
+                    others = txn.rows_after(self._all.last_id)
+                    if others:  # spends by other processes since our last read: decide again
+                        self._apply(others)
+                        j2 = self._plan_decision(unit, mech, k, key)
+                        if j2 != j:
+                            j = j2
+                            continue  # (leaves the transaction without writing)
+                        if j is None and not self._offf.admits(self._filter, unit, k):
+                            raise self._exceeded(g, k)
+                    gj = unit.guarantee if j is None else self._planned_json(unit, j)
+                    rec = SpendRecord(self._all.last_id + 1, now, label, k, gj, mech, unit.rdp, unit.eps_inf,
+                                      unit.xi, unit.rho, unit.mu, unit.delta)
+                    new_id = txn.append(rec)
+                    if new_id != rec.id:
+                        raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+                break
+            else:  # pragma: no cover - the plan moved twice under us
+                raise LedgerError("the ledger changed twice while this spend was decided; nothing was recorded")
+            self._all.add(unit, k, new_id)
+            if j is None:
+                self._offf.add(unit, k, new_id)
+            else:
+                assert self._cursor is not None
+                self._cursor = self._cursor.advance(j, k)
+            self._remember(item, k)
+            return self._spend_of(rec)
+
+    def _planned_json(self, unit: _Unit, j: int) -> dict[str, Any]:
+        # the record's guarantee with the phase it follows (inside the hash chain); one object per
+        # (unit, phase), so that repeated steps share it as they share the unit's JSON
+        memo = self._planned.get((id(unit), j))
+        if memo is not None and memo[0] is unit:
+            return memo[1]
+        gj = dict(unit.guarantee, plan_phase=j)
+        if len(self._planned) >= 1024:
+            self._planned.clear()
+        self._planned[(id(unit), j)] = (unit, gj)
+        return gj
+
+    def _prepare(self, item: Any, count: Any, label: Any,
+                 check: bool = True) -> tuple[Guarantee, str | None, int, str | None, _Unit, Any]:
+        k = count if type(count) is int and 1 <= count <= _FOLD_MAX else check_int("count", count)
         if label is not None and not isinstance(label, str):
             raise TypeError(f"label must be a string or None; got {type(label).__name__}")
         last = self._last_item
@@ -920,7 +1299,8 @@ class Accountant:
             else:
                 g, mech, unit, stated = hit
             self._last_item = (item, (g, mech, unit, stated)) if key is not None else None
-        self._filter.check_unit(unit)
+        if check:
+            self._filter.check_unit(unit)
         return g, mech, k, label, unit, stated
 
     def can_spend(self, item: Any, count: int = 1) -> bool:
@@ -928,10 +1308,14 @@ class Accountant:
 
         Raises the same ``ConversionError`` / ``DomainError`` / ``TypeError`` as :meth:`spend`.
         """
-        _, _, k, _, unit, _ = self._prepare(item, count, None)
+        _, mech, k, _, unit, _ = self._prepare(item, count, None, check=self._spec is None)
         with self._lock:
             self.refresh()
-            return self._filter.admits(self._totals.plus(unit, k, 0))
+            if self._spec is not None:
+                if self._plan_decision(unit, mech, k, self._plan_key(unit, mech)) is not None:
+                    return True
+                return self._offf.admits(self._filter, unit, k)
+            return self._all.admits(self._filter, unit, k)
 
     def release(self, mechanism: Any, value: Any, label: str | None = None, rng: Any = None) -> Any:
         """Check, record, then sample: ``mechanism.release(value, rng)`` only after the spend
@@ -1038,7 +1422,7 @@ class Accountant:
         with it would be within budget, and the pipeline report asks the same question.
         """
         with self._lock:
-            return self._filter.admits(self._totals)
+            return self._filter.admits(self._off)
 
     @property
     def remaining(self) -> Guarantee | None:
@@ -1050,15 +1434,15 @@ class Accountant:
         * ``GDP``: √(μ² − Σμ²); ``RDP``: the per-order slack budget(α) − Σε_i(α) on the grid.
         """
         with self._lock:
-            left = self._filter.remaining(self._totals)
+            left = self._filter.remaining(self._off)
             return None if left is None else nbr.with_relation(left, self._neighbouring)
 
     def _remember(self, item: Any, count: int) -> None:
         if self._live is None:
             return
         last = self._last_live
-        if last is not None and last[0] is item and last[1] in self._live:
-            self._live[last[1]][1] += count  # the previous spend's (immutable) object again
+        if last is not None and last[0] is item and last[2] is self._live:
+            last[1][1] += count  # the previous spend's (immutable) object again: its entry, no hashing
             return
         for obj, k in items_of(item, count):
             try:
@@ -1066,11 +1450,12 @@ class Accountant:
                 hash(key)
             except TypeError:
                 key = ("id", id(obj))
-            if key in self._live:
-                self._live[key][1] += k
+            entry = self._live.get(key)
+            if entry is not None:
+                entry[1] += k
             else:
-                self._live[key] = [obj, k]
-            self._last_live = (item, key) if obj is item and key[0] != "id" else None
+                entry = self._live[key] = [obj, k]
+            self._last_live = (item, entry, self._live) if obj is item and key[0] != "id" else None
 
     def _live_items(self) -> list[Item] | None:
         if self._live is None or not self._live:
@@ -1180,6 +1565,7 @@ class Accountant:
                 lower=None if conv_ is None else conv_.lower,
                 assumption=assumption,
                 neighbouring=self._neighbouring,
+                plan=self.plan,
             )
 
     # ----- export / import ----------------------------------------------------------------
@@ -1214,9 +1600,13 @@ class Accountant:
         count, guarantee and per-unit values; they get new ids.
 
         Raises:
-            LedgerError: malformed file or a different grid.
+            LedgerError: malformed file or a different grid, or a plan on either side (a plan's
+                steps belong to the ledger that declared it).
             BudgetExceededError: the budget would not hold; nothing was imported.
         """
+        if self._spec is not None:
+            raise LedgerError("cannot import spends into a ledger with a declared plan (its filter bills spends "
+                              "against the plan's position, which an import does not follow)")
         if isinstance(src, (str, os.PathLike)):
             with open(src, encoding="utf-8") as fh:
                 text = fh.read()
@@ -1234,6 +1624,9 @@ class Accountant:
             raise LedgerError("not a renyi history export (wrong format)")
         if isinstance(head.get("schema_version"), int) and head["schema_version"] > SCHEMA_VERSION:
             raise LedgerError(f"export written by a newer renyi (schema version {head['schema_version']})")
+        if head.get("plan") is not None:
+            raise LedgerError("the export comes from a ledger with a declared plan: its steps were billed by that "
+                              "plan and cannot be imported into another ledger")
         if head.get("grid") != self._header["grid"]:
             raise LedgerError("the export's grid of orders differs from this ledger's; totals would not be comparable")
         theirs = head.get("neighbouring", nbr.DEFAULT)
@@ -1251,11 +1644,11 @@ class Accountant:
             recs.append(r)
         with self._lock:
             with self._ledger.transaction() as txn:
-                self._apply(txn.rows_after(self._totals.last_id))
-                t = self._totals
+                self._apply(txn.rows_after(self._all.last_id))
+                fold = self._all.copy()
                 for r in recs:
-                    t = t.plus(r, r.count, t.last_id + 1)
-                    if not self._filter.admits(t):
+                    fold.add(r, r.count, fold.last_id + 1)
+                    if not self._filter.admits(fold.totals):
                         raise BudgetExceededError(
                             f"importing would exceed the budget {self._budget!r} at record "
                             f"{r.guarantee!r}; nothing was imported",
@@ -1267,12 +1660,24 @@ class Accountant:
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
             self._live = None
-            self._totals = t
+            self._all = self._offf = fold
         return len(recs)
+
+
+def _certify_plan(items: tuple[Item, ...], phases: list[_plan.PlanPhase], d_p: float, eps: float) -> _plan.PlanSpec:
+    """The plan's bill: its certified ε at δ_P; a plan that does not fit is refused."""
+    c = _plan.certify(items, d_p)
+    if not c.value <= eps:
+        raise BudgetExceededError(
+            f"the plan costs ε = {c.value!r} at δ = {d_p!r} ({c.method}), more than the budget's ε = {eps!r}; "
+            "nothing was recorded", requested=ApproxDP(c.value, d_p), remaining=ApproxDP(eps, d_p))
+    return _plan.PlanSpec(tuple(phases), float(c.value), d_p, c.lower, c.method, c.detail)
 
 
 def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
     b = header.get("budget")
+    if header.get("plan") is not None and (b is None or b.get("type") != "ApproxDP"):
+        raise LedgerError("the ledger declares a plan but has no (ε, δ) budget")
     if b is None:
         return _Filter()
     g = guarantee_from_json(b)
@@ -1285,6 +1690,8 @@ def _make_filter(header: dict[str, Any], grid: np.ndarray) -> _Filter:
             raise DomainError(f"approx_delta must be in [0, {delta!r}) (the budget's delta); got {ad!r}",
                               name="approx_delta", value=ad)
         fo = decode_floats(header["filter_orders"])
+        if header.get("plan") is not None:
+            return _PlanFilter(eps, delta, ad, _plan.PlanSpec.from_json(header["plan"]), grid, fo)
         return _ApproxDPFilter(eps, delta, ad, grid, fo)
     if isinstance(g, ZCDP):
         return _ZCDPFilter(g.rho, g.xi, 0.0)

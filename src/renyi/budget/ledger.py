@@ -53,7 +53,10 @@ __all__ = [
 ]
 
 #: Version of the stored format. A ledger with a larger version is refused (LedgerError).
-SCHEMA_VERSION = 2
+#: Version 3 adds the optional declared plan in the header (:mod:`renyi.budget.plan`) and the
+#: ``plan_phase`` of the spends that follow it; renyi versions that do not know plans refuse a
+#: version-3 ledger rather than ignore a plan's bill. Versions 1 and 2 are read as before.
+SCHEMA_VERSION = 3
 #: Value of the header key ``format``; a SQLite file without it is foreign.
 LEDGER_FORMAT = "renyi-ledger"
 
@@ -430,12 +433,9 @@ class MemoryLedger(Ledger):
             result: dict[str, Any] = json.loads(json.dumps(self._header))
             return result
 
-    @contextmanager
-    def transaction(self) -> Iterator[_MemoryTxn]:
-        with self._lock:
-            txn = _MemoryTxn(self)
-            yield txn
-            self._rows.extend(txn.pending)
+    def transaction(self) -> _MemoryTxn:
+        # a plain context manager (not a generator): a training loop's step writes here
+        return _MemoryTxn(self)
 
     def rows_after(self, last_id: int) -> list[SpendRecord]:
         with self._lock:
@@ -443,18 +443,33 @@ class MemoryLedger(Ledger):
 
 
 class _MemoryTxn:
+    """One write to a :class:`MemoryLedger`: under its lock; appended rows are kept on a normal
+    exit and dropped on an exception."""
+
     __slots__ = ("ledger", "pending")
 
     def __init__(self, ledger: MemoryLedger) -> None:
         self.ledger = ledger
         self.pending: list[SpendRecord] = []
 
+    def __enter__(self) -> _MemoryTxn:
+        self.ledger._lock.acquire()
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            if exc_type is None:
+                self.ledger._rows.extend(self.pending)
+        finally:
+            self.ledger._lock.release()
+
     def rows_after(self, last_id: int) -> list[SpendRecord]:
         return self.ledger._rows[last_id:] + [r for r in self.pending if r.id > last_id]
 
     def append(self, rec: SpendRecord) -> int:
         new_id = len(self.ledger._rows) + len(self.pending) + 1
-        rec = _with_id(rec, new_id)
+        if rec.id != new_id:  # a caller that knew the id has built the record with it already
+            rec = _with_id(rec, new_id)
         self.pending.append(rec)
         return new_id
 

@@ -60,6 +60,13 @@ def _totals(led: Any, delta: float | None) -> dict[str, Any]:
     acct = replay(header, led.iter_rows(0))
     st = acct.state
     out: dict[str, Any] = {"records": st["spends"], "runs": st["count"], "neighbouring": acct.neighbouring}
+    plan = acct.plan
+    if plan is not None:  # restated from the header, with the steps the rows recorded on it
+        out["plan"] = plan.to_dict()
+        out["plan_text"] = plan.describe()
+        out["budget"] = repr(acct.budget)
+        out["within_budget"] = acct.within_budget
+        out["remaining"] = repr(acct.remaining)
     if st["spends"] == 0:
         return out
     spent = acct.spent
@@ -160,8 +167,13 @@ def show(
             c.print(f"ledger {path}  (format {header.get('format')}, schema "
                     f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})", markup=False)
             for key, value in header.items():
-                if key not in ("format", "schema_version", "renyi_version", "grid", "filter_orders"):
+                if key not in ("format", "schema_version", "renyi_version", "grid", "filter_orders", "plan"):
                     c.print(f"  {key}: {value}", markup=False)
+            if "plan" in totals:
+                c.print(f"  plan: {totals['plan_text']}", markup=False)
+                for i, ph in enumerate(totals["plan"]["phases"]):
+                    what = ph["mechanism"] or ph["guarantee"].get("type")
+                    c.print(f"    phase {i + 1}: {ph['used']:,} of {ph['count']:,} steps of {what}", markup=False)
             columns = (("id", "right", 7), ("time (UTC)", "left", 19), ("label", "left", 16), ("runs", "right", 8),
                        ("spent", "left", 30), ("ρ per run", "right", 10), ("ε(∞) per run", "right", 12),
                        ("δ per run", "right", 9))
@@ -281,6 +293,34 @@ def _drain(led: Any) -> Iterator[None]:
         yield None
 
 
+def _replay_plan(path: str, rep: Any) -> tuple[Any, str | None]:
+    """For a ledger with a declared plan (inside the hash chain, in the header): replay the rows
+    through the accountant, which checks that every spend marked as following the plan does
+    (its phase, in order, within the phase's count), and that the budget holds."""
+    import dataclasses
+
+    from renyi.budget.accountant import replay
+    from renyi.budget.ledger import open_readonly
+    from renyi.core.errors import LedgerError
+
+    led = open_readonly(path)
+    try:
+        if led.header is None or led.header.get("plan") is None:
+            return rep, None
+        try:
+            acct = replay(led.header, led.iter_rows(0))
+        except LedgerError as exc:
+            return dataclasses.replace(rep, problems=((None, f"plan: {exc}"),)), None
+        plan = acct.plan
+        assert plan is not None
+        if not acct.within_budget:
+            return dataclasses.replace(rep, problems=((None, "the spends off the plan exceed what the plan left of "
+                                                             "the budget"),)), None
+        return rep, plan.describe()
+    finally:
+        led.close()
+
+
 @app.command()
 def verify(
     path: Annotated[Path, typer.Argument(help="Ledger file.", show_default=False)],
@@ -307,9 +347,12 @@ def verify(
             rep = _verify(p)
         except LedgerError as e:
             raise CLIError(str(e), EXIT_USER) from None
+        plan_text = None
+        if rep.ok:
+            rep, plan_text = _replay_plan(p, rep)
         if json_:
             print_json({"path": p, "ok": rep.ok, "chained": rep.chained, "rows": rep.rows, "head": rep.head,
-                        "problems": [{"id": i, "problem": m} for i, m in rep.problems]})
+                        "problems": [{"id": i, "problem": m} for i, m in rep.problems], "plan": plan_text})
         else:
             out = sys.stdout
             if not rep.chained:
@@ -317,6 +360,8 @@ def verify(
                           "opening it with renyi.Accountant adds the chain\n")
             elif rep.ok:
                 out.write(f"{p}: OK, {rep.rows} spends, chain head {rep.head}\n")
+                if plan_text:
+                    out.write(f"  {plan_text}\n")
             else:
                 out.write(f"{p}: FAILED, {len(rep.problems)} problem(s) in {rep.rows} spends\n")
                 for i, m in rep.problems:

@@ -68,6 +68,7 @@ def _as_json(r: Any) -> dict[str, Any]:
         "files": list(r.files),
         "release_id": r.release_id or None,
         "ledger_spend_id": None if r.spend is None else r.spend.id,
+        "truncation_effect": r.truncation,
     }
 
 
@@ -76,11 +77,16 @@ def _plan_rows(r: Any) -> list[dict[str, Any]]:
     for qp in r.plan.queries:
         for m in qp.measurements:
             pname, pval = m.noise_parameter
+            t = qp.query.target
             rows.append({"query": m.query, "type": qp.query.type, "measurement": m.kind, "cells": m.cells,
                          "noise": m.noise_name, pname: pval * m.unit, "rho_share": m.rho,
                          "rho": m.achieved_rho, "l1": m.sensitivity.l1 * m.unit, "l2": m.sensitivity.l2 * m.unit,
                          "derivation": m.sensitivity.derivation(),
-                         "half_width_95": m.half_width * m.unit})
+                         "half_width_95": m.half_width * m.unit if m.coverage == 0.95 else None,
+                         "half_width": m.half_width * m.unit, "coverage": m.coverage,
+                         "centre": m.centre * qp.query.granularity if m.centre else None,
+                         "level": None if m.level is None else list(m.level),
+                         "target": None if t is None else {"half_width": t.half_width, "coverage": t.coverage}})
     return rows
 
 
@@ -104,15 +110,35 @@ def render_plan(r: Any) -> None:
     t = Table(title="Plan (one vector release per measurement; groups are disjoint cells)", title_justify="left")
     for col, just in (("query", "left"), ("measure", "left"), ("cells", "right"), ("noise", "left"),
                       ("σ / scale", "right"), ("ρ share", "right"), ("ℓ₁", "right"), ("ℓ₂", "right"),
-                      ("± 95 % per cell", "right")):
+                      ("± per cell", "right"), ("coverage", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for row in _plan_rows(r):
         par = row.get("sigma", row.get("scale"))
-        hw = "see interval" if row["type"] == "mean" else fmt_up(row["half_width_95"])
-        t.add_row(Text(row["query"]), row["measurement"], f"{row['cells']:,}", row["noise"], f"{par:.4g}",
-                  f"{row['rho']:.4g}", f"{row['l1']:.6g}", f"{row['l2']:.6g}", hw)
+        hw = "see interval" if row["type"] in ("mean", "variance", "std") else fmt_up(row["half_width"])
+        meas = row["measurement"] + (f" ({'total' if not row['level'] else ', '.join(row['level'])})"
+                                     if row["level"] is not None else "")
+        t.add_row(Text(row["query"]), meas, f"{row['cells']:,}", row["noise"], f"{par:.4g}",
+                  f"{row['rho']:.4g}", f"{row['l1']:.6g}", f"{row['l2']:.6g}", hw, f"{row['coverage']:.4g}")
     c.print(t)
+    targets = [qp for qp in plan.queries if qp.query.target is not None]
+    if targets:
+        for qp in targets:
+            tg = qp.query.target
+            c.print(Text(f"target {qp.query.name}: ±{fmt_num(tg.half_width)} at {tg.coverage:g} per cell → "
+                         f"±{fmt_up(qp.half_width)} with the least noise, ρ = {qp.needed_rho:.6g}"), markup=False)
+        c.print(Text(f"total ρ = {fmt_up(plan.rho)} of the budget's {spec.rho:.6g} (the smallest meeting every target"
+                     + ("; the weighted queries share the rest)" if len(targets) < len(plan.queries) else ")")),
+                markup=False)
+    if r.truncation is not None:
+        c.print(Text(f"truncation effect of the contribution bounds, on the public table {r.truncation['public']} "
+                     "(not covered by the intervals):"), markup=False)
+        for name, e in r.truncation["queries"].items():
+            tot = e.get("total_relative_change")
+            c.print(Text(f"  {name}: median |change| {e['median_abs_change']:.4g}, largest {e['max_abs_change']:.4g}"
+                         + (f", total {tot:+.3%}" if tot is not None else "")), markup=False)
     for qp in plan.queries:
         for m in qp.measurements:
             c.print(Text(f"  {m.query} ({m.kind}): {m.sensitivity.derivation()}"
-                         + (f" (units of {fmt_num(m.unit)})" if m.unit != 1.0 else ""), style="dim"))
+                         + (f" (units of {fmt_num(m.unit)})" if m.unit != 1.0 else "")
+                         + (f"; centred on {fmt_num(m.centre * qp.query.granularity)}" if m.centre else ""),
+                         style="dim"))

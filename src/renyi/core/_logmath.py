@@ -25,6 +25,7 @@ __all__ = [
     "lgamma",
     "lgamma_int_table",
     "erfcx",
+    "erfcx_gap",
 ]
 
 
@@ -95,9 +96,21 @@ def signed_logsumexp(log_abs: ArrayLike, signs: ArrayLike) -> tuple[float, float
 def log_delta_gaussian(epsilon: ArrayLike, mu: ArrayLike) -> np.ndarray | float:
     """log δ(ε) of the Gaussian mechanism with μ = Δ/σ (Balle & Wang 2018, Thm 8).
 
-    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), computed as
-    log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))) so that neither term overflows and the
-    difference does not cancel. Returns −∞ where δ underflows to 0.
+    δ(ε) = Φ(a) − e^ε Φ(b) with a = μ/2 − ε/μ, b = −μ/2 − ε/μ. Near the body it is computed as
+    log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))), so that neither term overflows. For
+    a < 0 that form loses digits: ε + log Φ(b) − log Φ(a) is a small number formed from two
+    logs of size a²/2, and its absolute rounding, divided by its size, is the relative error
+    of δ (3e-10 at ε/μ = 33, μ = 0.02: a subsampled-Gaussian δ of 1e-251 came out below the
+    exact value, issue #26 defect 5; 1e-8 at small μ). There, with
+    Φ(x) = ½e^{−x²/2}erfcx(−x/√2) and a² − b² = −2ε exactly,
+
+        δ(ε) = ½e^{−a²/2}·(erfcx(u) − erfcx(u + μ/√2)),  u = −a/√2,
+
+    with no large exponent left: the difference of two erfcx values, taken directly, by
+    Taylor's series where μ/√2 is tiny against u, and term by term from the asymptotic series
+    for u ≥ 25. Against mpmath at 80 digits (1500 random points, μ ∈ [1e-5, 30]) the largest
+    error of log δ is below 1e-12 (9e-9 with the first form alone).
+    Returns −∞ where δ underflows to 0.
     """
     epsilon = np.asarray(epsilon, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
@@ -105,9 +118,67 @@ def log_delta_gaussian(epsilon: ArrayLike, mu: ArrayLike) -> np.ndarray | float:
         la = special.log_ndtr(mu / 2.0 - epsilon / mu)
         lb = special.log_ndtr(-mu / 2.0 - epsilon / mu)
         diff = np.minimum(epsilon + lb - la, 0.0)
-        out = la + log1mexp(diff)
+        out = np.asarray(la + log1mexp(diff), dtype=np.float64)
+        a = mu / 2.0 - epsilon / mu
+        far = np.asarray(a < 0.0) & np.isfinite(a) & np.asarray(mu > 0.0)
+        if np.any(far):
+            af = np.broadcast_to(a, out.shape)[far]
+            u = -af / _SQRT2
+            d = np.broadcast_to(mu, out.shape)[far] / _SQRT2
+            gap = erfcx_gap(u, d)
+            out = np.array(np.broadcast_to(out, out.shape), dtype=np.float64)
+            out[far] = -0.5 * af * af - _LOG2 + np.log(gap)
     out = np.where(np.isnan(out), -np.inf, out)
     return out[()] if out.ndim == 0 else out
+
+
+_SQRT2 = math.sqrt(2.0)
+_LOG2 = math.log(2.0)
+
+
+def erfcx_gap(u: ArrayLike, d: ArrayLike) -> np.ndarray:
+    """erfcx(u) − erfcx(u + d) for real u and d ≥ 0 (arrays), without the cancellation of
+    the direct difference where d is small against u: by Taylor's series at u where
+    d < 10⁻³·max(|u|, 1), term by term from the asymptotic series for u ≥ 25, directly
+    otherwise. Relative error about 10⁻¹³ (against mpmath; see :func:`log_delta_gaussian`)."""
+    u = np.asarray(u, dtype=np.float64)
+    d = np.broadcast_to(np.asarray(d, dtype=np.float64), u.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ex = special.erfcx(u)
+        near = np.where(d < 1e-3 * np.maximum(np.abs(u), 1.0), _erfcx_gap_taylor(u, d, ex), ex - special.erfcx(u + d))
+        out = np.where(u >= _ERFCX_ASYMPTOTIC, _erfcx_gap_asymptotic(np.maximum(u, _ERFCX_ASYMPTOTIC), d), near)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _erfcx_gap_taylor(u: np.ndarray, d: np.ndarray, ex: np.ndarray) -> np.ndarray:
+    """erfcx(u) − erfcx(u + d) for d < 10⁻³u by Taylor's series at u: y = erfcx solves
+    y′ = 2uy − 2/√π, so y⁽ⁿ⁺¹⁾ = 2u·y⁽ⁿ⁾ + 2n·y⁽ⁿ⁻¹⁾. The recurrence loses a factor of about
+    2u² per order to cancellation, but the n-th term is (d/u)ⁿ⁻¹ of the first: with d/u < 10⁻³
+    and six terms, every error is below 10⁻¹³ of the sum (a direct difference of two erfcx
+    values would lose u/d of its digits)."""
+    y_prev, y = ex, 2.0 * u * ex - 2.0 / _SQRT_PI
+    total = np.zeros(np.shape(u))
+    term = np.ones(np.shape(u))
+    for n in range(1, 7):
+        term = term * d / n
+        total = total - y * term
+        y_prev, y = y, 2.0 * u * y + 2.0 * n * y_prev
+    return np.asarray(total, dtype=np.float64)
+
+
+def _erfcx_gap_asymptotic(u: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """erfcx(u) − erfcx(u + d) for u ≥ 25, d ≥ 0, from erfcx(x) = (1/√π)Σ (−1)ⁿ(2n−1)!!/(2ⁿx^{2n+1})
+    (the first omitted term is below 10⁻²⁴ of the sum, see _ERFCX_ASYMPTOTIC), difference taken
+    term by term: u^{−k} − (u + d)^{−k} = −u^{−k}·expm1(−k·log1p(d/u)), no cancellation."""
+    l1 = np.log1p(d / u)
+    total = np.zeros(np.shape(u))
+    coef = 1.0  # (2n−1)!!/2ⁿ
+    for n in range(11):
+        k = 2 * n + 1
+        term = coef * -np.expm1(-k * l1) * u ** (-k)
+        total = total + term if n % 2 == 0 else total - term
+        coef *= (2 * n + 1) / 2.0
+    return np.asarray(total / _SQRT_PI, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------

@@ -177,6 +177,10 @@ def to_relation(obj: Any, target: str) -> Any:
         m = _doubled_sensitivity(obj)
         if m is not None:
             return m
+        direct = getattr(obj, "_as_replace_one", None)  # a mechanism's own replace-one analysis
+        m = direct() if direct is not None and target == REPLACE_ONE else None
+        if m is not None:
+            return m
         g = obj.guarantee
     else:
         g = obj

@@ -30,7 +30,7 @@ import numpy as np
 
 from renyi.core.errors import DomainError
 from renyi.release.engine import Aggregates, Column, as_int64
-from renyi.release.plan import Plan, QueryPlan
+from renyi.release.plan import Plan, QueryPlan, derive_sensitivity
 from renyi.release.spec import DataSpec, SpecError
 
 __all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
@@ -124,21 +124,43 @@ def keys_table(i: int) -> str:
     return f"__renyi_keys_{i}"
 
 
+def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
+    """The bin index of a value: bin i is [eᵢ, eᵢ₊₁) (the last one closed); values outside go
+    to the end bins."""
+    x = f"CAST(t.{col} AS DOUBLE)"
+    k = len(edges) - 1
+    whens = " ".join(f"WHEN {x} < {float(e)!r} THEN {i}" for i, e in enumerate(edges[1:-1]))
+    return f"CASE {whens} ELSE {k - 1} END" if k > 1 else "0"
+
+
 def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
-    """Exact per-group row counts and clamped integer sums of one query, by key index."""
+    """Exact per-group aggregates of one query, by key index (see :mod:`renyi.release.engine`).
+
+    Columns: ``idx`` (the key index; for a histogram key index × bins + bin), ``n`` (rows),
+    ``s`` (Σv of the clamped values rounded to the granularity), ``s2`` (Σ(v − c)² for a
+    variance or std, c its centre) and ``d`` (distinct values, for count_distinct).
+    """
     q = qp.query
     m = plan.spec.data.max_rows_per_unit
-    sens = qp.measurements[0].sensitivity
+    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
     on = " AND ".join(f"CAST(t.{quote_ident(c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
     join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
-    if q.column is not None:
-        assert q.bounds is not None
+    extra = ""
+    if q.column is not None and q.bounds is not None:
         col = quote_ident(q.column)
         lo, hi = (repr(float(b)) for b in q.bounds)
         # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
         v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
              "AS BIGINT)")
         where = f"WHERE t.{col} IS NOT NULL"
+    elif q.column is not None:
+        col = quote_ident(q.column)
+        v, where = "0", f"WHERE t.{col} IS NOT NULL"
+        if q.type == "count_distinct":
+            extra = f", t.{col} AS d"
+        else:
+            assert q.bins is not None
+            extra = f", {_bin_sql(col, q.bins)} AS b"
     else:
         v, where = "0", ""
     filters = []
@@ -148,14 +170,38 @@ def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
                        "AS gr")
         filters.append(f"gr <= {sens.groups}")
     if sens.rows_per_group < m:
-        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, v)) "
-                       "AS rr")
+        # the order depends on the row's own content (the value that is aggregated), so ties
+        # are between rows that aggregate alike and any choice among them gives the same result
+        w = {"count_distinct": "d", "histogram": "b"}.get(q.type, "v")
+        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, {w}), "
+                       f"{w}) AS rr")
         filters.append(f"rr <= {sens.rows_per_group}")
-    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v FROM {_KEPT} t {join} {where}"
+    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
+            and q.max_distinct_per_unit < sens.rows_per_group:
+        # each individual keeps the rows of at most k of its values per group (a salted-hash
+        # choice of values, so it depends on that individual's rows only)
+        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, "
+                       "d), d) AS dr")
+        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
+    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v{extra} FROM {_KEPT} t {join} {where}"
     if windows:
-        inner = f"SELECT idx, v, {', '.join(windows)} FROM ({inner})"
+        keep = "idx, v" + (", d" if q.type == "count_distinct" else ", b" if q.type == "histogram" else "")
+        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner})"
     cond = f"WHERE {' AND '.join(filters)}" if filters else ""
-    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s "
+    if q.type == "histogram":
+        assert q.bins is not None
+        nb = len(q.bins) - 1
+        return (f"SELECT idx * {nb} + b AS idx, n FROM (SELECT idx, b, count(*) AS n FROM ({inner}) {cond} "
+                "GROUP BY idx, b)")
+    if q.type == "count_distinct":
+        return f"SELECT idx, count(*) AS n, count(DISTINCT d) AS d FROM ({inner}) {cond} GROUP BY idx"
+    s2 = ""
+    if q.type in ("variance", "std"):
+        c = next(x.centre for x in qp.measurements if x.kind == "sum2")
+        # (v − c)² ≤ 2^52 by the spec's check; the sum is exact (HUGEINT) and the cast to
+        # BIGINT fails loudly, before anything is spent, if it does not fit
+        s2 = f", CAST(coalesce(sum(CAST((v - {int(c)}) * (v - {int(c)}) AS HUGEINT)), 0) AS BIGINT) AS s2"
+    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s{s2} "
             f"FROM ({inner}) {cond} GROUP BY idx")
 
 
@@ -247,11 +293,13 @@ class DuckDBEngine:
                 self._register_keys(i, qp)
                 res = self._con.execute(statements[i + 1]).fetchnumpy()
                 idx = as_int64(res["idx"])
-                n = np.zeros(qp.query.cells, dtype=np.int64)
-                s = np.zeros(qp.query.cells, dtype=np.int64)
-                n[idx] = as_int64(res["n"])
-                s[idx] = as_int64(res["s"])
-                out[qp.query.name] = {"count": n, "sum": s}
+                agg: dict[str, np.ndarray] = {}
+                for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
+                    if col in res:
+                        vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
+                        vec[idx] = as_int64(res[col])
+                        agg[name] = vec
+                out[qp.query.name] = agg
             return out
         finally:
             self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")

@@ -15,7 +15,26 @@ Contract (what the sensitivity derivation of :mod:`renyi.release.plan` relies on
    (random choices by the same salted hash);
 4. sums are of values clamped to the query's bounds and rounded to its granularity, as
    integers; a mean's count counts the rows whose value is not NULL;
-5. the result is aligned with the key list; keys absent from the data get 0.
+5. the result is aligned with the key list; keys absent from the data get 0;
+6. per query type, the vectors returned (int64, one entry per key unless said otherwise):
+
+   * count: ``"count"`` (rows);
+   * sum, mean: ``"count"`` and ``"sum"`` (Σv over the rows whose value is not NULL, v the
+     clamped value rounded to the granularity); a mean's centring is done by the plan on
+     these exact integers, so an engine knows nothing of it;
+   * variance, std: also ``"sum2"`` = Σ(v − c)² with c the integer centre of the query's
+     ``sum2`` measurement (:attr:`~renyi.release.plan.Measurement.centre`), computed exactly
+     (a wider integer type, failing rather than wrapping if it does not fit in int64);
+   * count_distinct: ``"count"`` and ``"distinct"`` (distinct non-NULL values), after each
+     individual keeps, per group, only the rows of at most ``max_distinct_per_unit`` of its
+     values (a salted-hash choice of values);
+   * histogram: ``"count"`` of length keys × bins, entry key_index × bins + bin, the bin of a
+     non-NULL value x being i with eᵢ ≤ x < eᵢ₊₁ (the last bin closed; values below e₀ or above
+     e_k counted in the end bins).
+
+   Within a group, the rows an individual keeps (``max_rows_per_group``) are chosen by a
+   salted hash of the value the query aggregates (v, the distinct value, the bin), so that
+   rows tied in the order aggregate alike.
 """
 
 from __future__ import annotations
@@ -39,7 +58,7 @@ class Column:
     numeric: bool
 
 
-#: query name -> {"count": int64 array, "sum": int64 array (in granularity units)}
+#: query name -> {"count", "sum", "sum2", "distinct": int64 arrays} (sums in granularity units)
 Aggregates = dict[str, dict[str, np.ndarray]]
 
 

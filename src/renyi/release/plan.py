@@ -30,7 +30,10 @@ from typing import Any
 from renyi.release.spec import QuerySpec, ReleaseSpec
 
 __all__ = ["Sensitivity", "Measurement", "QueryPlan", "Plan", "derive_sensitivity", "make_plan",
-           "COVERAGE", "HOLD_BACK"]
+           "centring", "levels", "COVERAGE", "HOLD_BACK", "RATIO_TYPES"]
+
+#: Query types released as a ratio of noisy measurements (their intervals depend on the count).
+RATIO_TYPES = ("mean", "variance", "std")
 
 #: Coverage of the released intervals.
 COVERAGE = 0.95
@@ -115,8 +118,18 @@ class Measurement:
         mechanism: the calibrated mechanism (``DiscreteGaussian(vector=True)`` on the ℓ₂
             sensitivity, or ``DiscreteLaplace(vector=True)`` on the ℓ₁ sensitivity).
         unit: the value of one noise unit in output units (the granularity; 1 for counts).
-        half_width: half-width of the per-cell 95 % interval, in noise units.
+        half_width: half-width of the per-cell interval at ``coverage``, in noise units.
         cells: length of the vector.
+        coverage: the per-cell coverage of ``half_width``.
+        centre: for a ``"sum"`` or ``"sum2"`` released beside a count, the integer c (noise
+            units) subtracted from every row's value, so that one row moves the sum by at most
+            ``per_row`` = max(H − c, c − L) over values in [L, H] instead of max(|L|, |H|);
+            the count times c is added back after the noise (post-processing).
+        shift: for ``"sum2"`` (the sum of (v − c)²), the integer q subtracted from every row's
+            (v − c)² ∈ [0, B²], so that one row moves it by at most max(q, B² − q).
+        level: the by columns of a coarser level of a ``consistent`` query (None: the query's
+            own groups).
+        keys: the keys of that level (None: the query's).
     """
 
     query: str
@@ -127,6 +140,11 @@ class Measurement:
     unit: float
     half_width: int
     cells: int
+    coverage: float = 0.95
+    centre: int = 0
+    shift: int = 0
+    level: tuple[str, ...] | None = None
+    keys: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def achieved_rho(self) -> float:
@@ -148,19 +166,35 @@ class Measurement:
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
-    """A query and its measurements (one for count and sum, two for mean)."""
+    """A query and its measurements (one for count, sum, count_distinct and histogram; a count
+    and a centred sum for a mean; a count, a centred sum and a centred sum of squares for a
+    variance or std; one per level for a ``consistent`` query).
+
+    Attributes:
+        query: the query.
+        measurements: its noisy vectors.
+        rho: the ρ it was given (its measurements' ρ add up to at most this).
+        needed_rho: for a query with a target, the smallest ρ meeting it (else None).
+    """
 
     query: QuerySpec
     measurements: tuple[Measurement, ...]
     rho: float
+    needed_rho: float | None = None
 
     @property
     def half_width(self) -> float | None:
-        """Per-cell 95 % half-width in output units (None for a mean: it depends on the count)."""
-        if self.query.type == "mean":
+        """Per-cell half-width in output units, at the query's coverage (None for a mean,
+        variance or std: it depends on the count)."""
+        if self.query.type in RATIO_TYPES:
             return None
-        m = self.measurements[0]
+        m = self.measurements[-1]
         return m.half_width * m.unit
+
+    @property
+    def coverage(self) -> float:
+        """The per-cell coverage of the released intervals."""
+        return self.query.target.coverage if self.query.target is not None else COVERAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +225,9 @@ def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
     from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace
 
     if sens.l1 == 0.0:
-        # Nothing can move the vector (bounds [0, 0]): any noise is private; use unit noise.
-        return DiscreteGaussian(1, 1.0, vector=True) if noise == "discrete_gaussian" else \
-            DiscreteLaplace(1, 1, vector=True)
+        # Nothing can move the vector (e.g. bounds within one granularity unit): calibrate as
+        # for sensitivity 1, an upper bound, so the mechanism still spends no more than its share.
+        sens = Sensitivity(1.0, 1.0, 1, sens.rows, sens.groups, sens.rows_per_group)
     if noise == "discrete_gaussian":
         # ρ = Δ₂²/(2σ²) for independent discrete Gaussian noise per cell ([CKS20] Prop. 5 and
         # additivity of Rényi divergences over independent coordinates).
@@ -214,45 +248,186 @@ def _half_width(mechanism: Any, coverage: float) -> int:
     return int(math.ceil(accuracy.half_width(mechanism, coverage=coverage, cells=1)))
 
 
-def mean_coverage() -> float:
-    """Coverage of each of the sum and count intervals behind a mean's interval (union bound)."""
-    return 1.0 - (1.0 - COVERAGE) / 2.0
+def mean_coverage(coverage: float = COVERAGE, parts: int = 2) -> float:
+    """Coverage of each of the ``parts`` intervals behind a ratio's interval (union bound)."""
+    return 1.0 - (1.0 - coverage) / parts
+
+
+def centring(lower: float, upper: float, granularity: float) -> tuple[int, int]:
+    """The centre c and the per-row bound B of centred values, in granularity units.
+
+    The engine sums v = round(clamp(x, lower, upper)/granularity); rounding is monotone, so
+    v ∈ [L, H] with L = ⌊lower/g⌋ and H = ⌈upper/g⌉. With the integer c = ⌊(L + H)/2⌋, one row
+    moves Σ(v − c) by at most B = max(H − c, c − L) = ⌈(H − L)/2⌉, about half of the
+    max(|L|, |H|) of an uncentred sum when the range is far from 0 (for [0, 200000]: 100000
+    instead of 200000). A count released beside it gives the sum back exactly as
+    Σ(v − c) + c·count, so a mean Σv/count = Σ(v − c)/count + c carries half the noise.
+
+        >>> centring(0.0, 200000.0, 1.0)
+        (100000, 100000)
+        >>> centring(-3.0, 10.0, 0.5)
+        (7, 13)
+    """
+    lo_u, hi_u = math.floor(lower / granularity), math.ceil(upper / granularity)
+    c = (lo_u + hi_u) // 2
+    return c, max(hi_u - c, c - lo_u)
+
+
+def levels(by: tuple[str, ...], keys: tuple[tuple[str, ...], ...]) -> list[tuple[tuple[str, ...],
+                                                                                  tuple[tuple[str, ...], ...]]]:
+    """The levels of a ``consistent`` query, coarsest first: (by[:i], the distinct key prefixes).
+
+    The coarser keys are derived from the public key list (first appearance order), never from
+    the data.
+
+        >>> levels(("s", "c"), (("a", "1"), ("a", "2"), ("b", "1")))
+        [((), ((),)), (('s',), (('a',), ('b',))), (('s', 'c'), (('a', '1'), ('a', '2'), ('b', '1')))]
+    """
+    out = []
+    for i in range(len(by) + 1):
+        seen: dict[tuple[str, ...], None] = {}
+        for k in keys:
+            seen.setdefault(k[:i], None)
+        out.append((by[:i], tuple(seen)))
+    return out
+
+
+def _sum_bound(q: QuerySpec) -> int:
+    assert q.bounds is not None
+    return math.ceil(max(abs(q.bounds[0]), abs(q.bounds[1])) / q.granularity)
+
+
+def _parts(q: QuerySpec, m: int) -> list[dict[str, Any]]:
+    """The measurements of a query before budgeting: kind, sensitivity, unit, share, centre, shift."""
+    g, r, cells = q.max_groups_per_unit, q.max_rows_per_group, q.cells
+    cnt = derive_sensitivity(m, g, r, cells)
+    base: list[dict[str, Any]]
+    if q.type in ("count", "histogram"):
+        base = [dict(kind="count", sens=cnt, unit=1.0, share=1.0, cells=q.released_cells)]
+    elif q.type == "count_distinct":
+        # one individual adds at most min(rows in the group, k) new values to a group
+        k = min(cnt.rows_per_group, q.max_distinct_per_unit or m)
+        base = [dict(kind="distinct", sens=derive_sensitivity(m, g, k, cells), unit=1.0, share=1.0, cells=cells)]
+    elif q.type == "sum":
+        base = [dict(kind="sum", sens=derive_sensitivity(m, g, r, cells, _sum_bound(q)), unit=q.granularity,
+                     share=1.0, cells=cells)]
+    else:
+        assert q.bounds is not None
+        c, b = centring(q.bounds[0], q.bounds[1], q.granularity)
+        s_sens = derive_sensitivity(m, g, r, cells, b)
+        if q.type == "mean":
+            base = [dict(kind="sum", sens=s_sens, unit=q.granularity, share=q.mean_sum_share, cells=cells, centre=c),
+                    dict(kind="count", sens=cnt, unit=1.0, share=1.0 - q.mean_sum_share, cells=cells)]
+        else:
+            shift = (b * b) // 2
+            s2 = derive_sensitivity(m, g, r, cells, b * b - shift)
+            base = [dict(kind="sum2", sens=s2, unit=q.granularity**2, share=1.0 / 3.0, cells=cells, centre=c,
+                         shift=shift),
+                    dict(kind="sum", sens=s_sens, unit=q.granularity, share=1.0 / 3.0, cells=cells, centre=c),
+                    dict(kind="count", sens=cnt, unit=1.0, share=1.0 / 3.0, cells=cells)]
+    if "consistent" not in q.post:
+        return base
+    # one measurement per level, coarsest first; a coarse cell merges groups, so one individual
+    # adds up to min(m, g·r) rows to it, in at most g cells (an upper bound on its ℓ₁/ℓ₂)
+    (b0,) = base
+    lv = levels(q.by, q.keys)
+    out = []
+    per_row = b0["sens"].per_row
+    for cols, keys in lv[:-1]:
+        rr = min(m, cnt.groups * cnt.rows_per_group)
+        sens = derive_sensitivity(m, cnt.groups, rr, len(keys), per_row)
+        out.append(dict(b0, sens=sens, share=1.0 / len(lv), cells=len(keys), level=cols, keys=keys))
+    out.append(dict(b0, share=1.0 / len(lv)))
+    return out
+
+
+def _mechanism_for_target(noise: str, sens: Sensitivity, half_width: float, coverage: float) -> Any:
+    """The least noise whose per-cell interval at ``coverage`` is at most ``half_width`` (noise units)."""
+    from renyi.accounting.accuracy import noise_for
+    from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace
+
+    if sens.l1 == 0.0:
+        sens = Sensitivity(1.0, 1.0, 1, sens.rows, sens.groups, sens.rows_per_group)
+    p = noise_for(half_width, coverage, 1, noise)
+    if noise == "discrete_gaussian":
+        return DiscreteGaussian(p, sens.l2, vector=True)
+    return DiscreteLaplace(p, int(sens.l1), vector=True)
+
+
+def _target_error(spec: ReleaseSpec, needs: list[tuple[QuerySpec, float]], avail: float, weighted: bool) -> str:
+    over = [(q, r) for q, r in needs if r > avail]
+    total = math.fsum(r for _, r in needs)
+    what = "; ".join(f"query {q.name!r} needs ρ = {r:.6g} for ±{q.target.half_width:g} at "  # type: ignore[union-attr]
+                     f"{q.target.coverage:g}" for q, r in needs)  # type: ignore[union-attr]
+    if over:
+        head = ", ".join(repr(q.name) for q, _ in over)
+        return (f"privacy.budget: the target of {head} cannot be met within the budget ρ = {spec.rho:.6g} "
+                f"({what})")
+    more = " and leave some for the weighted queries" if weighted else ""
+    return (f"privacy.budget: the targets together need ρ = {total:.6g}, more than the budget ρ = {spec.rho:.6g}"
+            f"{more} ({what})")
 
 
 def make_plan(spec: ReleaseSpec) -> Plan:
     """Split the budget, derive the sensitivities and calibrate the noise of every query.
+
+    Queries with a target get the least noise meeting it (:func:`renyi.accuracy.noise_for`:
+    the largest σ or scale whose per-cell interval at the target's coverage is at most the
+    target half-width), hence the smallest ρ; the ρ's of independent measurements add, so
+    their sum is the smallest total meeting every target. The rest of the budget is split by
+    weight over the other queries; with no other query, only the targets' ρ is spent.
 
     Args:
         spec: a parsed spec (:func:`renyi.release.spec.parse_spec`).
 
     Returns:
         The :class:`Plan`; its total ρ is at most ``spec.rho``.
+
+    Raises:
+        SpecError: the targets cannot be met within the budget (naming the queries and the ρ
+            each needs).
     """
-    total_w = math.fsum(q.weight for q in spec.queries)
+    from renyi.release.spec import SpecError
+
     rho_avail = spec.rho * (1.0 - HOLD_BACK)
     m = spec.data.max_rows_per_unit
+    planned: dict[int, QueryPlan] = {}
+    needs: list[tuple[QuerySpec, float]] = []
+    for i, q in enumerate(spec.queries):
+        if q.target is None:
+            continue
+        meas = []
+        for p in _parts(q, m):
+            mech = _mechanism_for_target(q.noise, p["sens"], q.target.half_width / p["unit"], q.target.coverage)
+            hw = _half_width(mech, q.target.coverage)
+            meas.append(Measurement(q.name, p["kind"], float(mech.guarantee.to_zcdp().rho), p["sens"], mech,
+                                    p["unit"], hw, p["cells"], q.target.coverage, p.get("centre", 0),
+                                    p.get("shift", 0), p.get("level"), p.get("keys")))
+        need = math.fsum(x.rho for x in meas)
+        needs.append((q, need))
+        planned[i] = QueryPlan(q, tuple(meas), need, need)
+    weighted = [q for q in spec.queries if q.target is None]
+    used = math.fsum(r for _, r in needs)
+    left = rho_avail - used
+    if needs and (left < 0.0 or (weighted and left <= 0.0)):
+        raise SpecError(_target_error(spec, needs, rho_avail, bool(weighted)), name="budget", value=spec.rho)
+    total_w = math.fsum(q.weight for q in weighted)
     out = []
-    for q in spec.queries:
-        rho_q = rho_avail * (q.weight / total_w)
-        cnt = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
-        meas: list[Measurement] = []
-        cov = mean_coverage() if q.type == "mean" else COVERAGE
-        parts: list[tuple[str, float]]
-        if q.type == "count":
-            parts = [("count", rho_q)]
-        elif q.type == "sum":
-            parts = [("sum", rho_q)]
-        else:
-            parts = [("sum", rho_q * q.mean_sum_share), ("count", rho_q * (1.0 - q.mean_sum_share))]
-        for kind, r in parts:
-            if kind == "count":
-                sens, unit = cnt, 1.0
-            else:
-                assert q.bounds is not None
-                per_row = math.ceil(max(abs(q.bounds[0]), abs(q.bounds[1])) / q.granularity)
-                sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells, per_row)
-                unit = q.granularity
-            mech = _calibrate(q.noise, sens, r)
-            meas.append(Measurement(q.name, kind, r, sens, mech, unit, _half_width(mech, cov), q.cells))
+    for i, q in enumerate(spec.queries):
+        if i in planned:
+            out.append(planned[i])
+            continue
+        rho_q = left * (q.weight / total_w)
+        cov = q.target.coverage if q.target is not None else COVERAGE
+        ps = _parts(q, m)
+        if q.type in RATIO_TYPES:
+            cov = mean_coverage(cov, len(ps))
+        meas = []
+        for p in ps:
+            r = rho_q * p["share"]
+            mech = _calibrate(q.noise, p["sens"], r)
+            meas.append(Measurement(q.name, p["kind"], r, p["sens"], mech, p["unit"], _half_width(mech, cov),
+                                    p["cells"], cov, p.get("centre", 0), p.get("shift", 0), p.get("level"),
+                                    p.get("keys")))
         out.append(QueryPlan(q, tuple(meas), rho_q))
     return Plan(spec, tuple(out))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from renyi.release.noise import QueryResult, add_noise
-from renyi.release.plan import COVERAGE, Plan, make_plan
+from renyi.release.plan import COVERAGE, RATIO_TYPES, Plan, make_plan
 from renyi.release.spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
 
 __all__ = ["ReleaseResult", "release", "resolve_spec", "release_report", "default_out_dir", "validate_columns"]
@@ -43,6 +43,9 @@ class ReleaseResult:
         results: the released vectors (empty for a dry run).
         spend: the ledger entry of the release (None for a dry run).
         release_id: a random identifier, in the ledger label and the manifest.
+        manifest: the content of ``release.json``.
+        truncation: the effect of the contribution bounds measured on the spec's public
+            table (:func:`truncation_effect`), or None.
     """
 
     plan: Plan
@@ -54,6 +57,7 @@ class ReleaseResult:
     spend: Any = None
     release_id: str = ""
     manifest: dict[str, Any] = field(default_factory=dict)
+    truncation: dict[str, Any] | None = None
 
     @property
     def rho(self) -> float:
@@ -104,6 +108,128 @@ def release_report(plan: Plan) -> Any:
     return compute_report(p)
 
 
+INTERVALS_COVER = (
+    "Each interval covers the exact aggregate of the rows the release kept (at most max_rows_per_unit rows per "
+    "individual, and the per-query group and row bounds), after clamping and rounding, with at least the stated "
+    "probability, cell by cell. It accounts for the noise only: rows dropped by the contribution bounds and "
+    "values changed by clamping move the exact aggregate away from the aggregate of the whole table, and no "
+    "interval covers that difference (a bias chosen by the spec; see the truncation effect, measured on public "
+    "data when the spec names one).")
+
+
+def report_document(plan: Plan, report: Any, truncation: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``report.json``: the privacy report, plus what the intervals cover (and the truncation
+    effect measured on public data, when the spec names a public table)."""
+    doc = dict(report.to_dict())
+    doc["intervals"] = {"cover": INTERVALS_COVER,
+                        "queries": {qp.query.name: {"coverage": qp.coverage, "interval": interval_text(qp)}
+                                    for qp in plan.queries},
+                        "truncation_effect": truncation}
+    return doc
+
+
+def check_aggregates(plan: Plan, exact: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every vector the plan's measurements need came back from the engine, with its length
+    (checked before the spend: an engine that does not compute a query type fails cleanly).
+
+    Raises:
+        SpecError: naming the query and the missing aggregate.
+    """
+    need = {"count": "count", "sum": "sum", "sum2": "sum2", "distinct": "distinct"}
+    for qp in plan.queries:
+        q = qp.query
+        got = exact.get(q.name, {})
+        for m in qp.measurements:
+            key = need[m.kind]
+            extra = ("count",) if m.kind in ("sum", "sum2") else ()
+            for k in (key, *extra):
+                if k not in got:
+                    raise SpecError(f"query {q.name!r}: the engine did not compute {k!r}, which a {q.type} query "
+                                    "needs (see renyi.release.engine)", name=k)
+                size = q.released_cells if k == "count" else q.cells
+                if len(got[k]) != size:
+                    raise SpecError(f"query {q.name!r}: the engine returned {len(got[k])} values of {k!r}; "
+                                    f"expected {size}", name=k)
+
+
+def exact_statistic(qp: Any, agg: dict[str, Any]) -> Any:
+    """The statistic a query releases, computed without noise from exact aggregates (NaN where
+    a ratio has no rows). Used on public data only."""
+    import numpy as np
+
+    q = qp.query
+    n = agg["count"].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if q.type in ("count", "histogram"):
+            return n
+        if q.type == "count_distinct":
+            return agg["distinct"].astype(float)
+        g = q.granularity
+        s = agg["sum"].astype(float)
+        if q.type == "sum":
+            return s * g
+        if q.type == "mean":
+            return np.where(n > 0, s / n, np.nan) * g
+        c = float(next(m.centre for m in qp.measurements if m.kind == "sum2"))
+        sc = s - c * n
+        var = np.where(n > 0, agg["sum2"].astype(float) / n - (sc / n) ** 2, np.nan) * g * g
+        return np.sqrt(np.maximum(var, 0.0)) if q.type == "std" else var
+
+
+def truncation_effect(plan: Plan) -> dict[str, Any] | None:
+    """How much the contribution bounds move each query's exact statistic, on public data.
+
+    The spec's ``[data] public`` table (same columns; synthetic data or an earlier public
+    table) is aggregated twice by the engine, with the spec's bounds and with none, and the
+    differences summarised per query: the relative change of the total (additive statistics),
+    and the median and largest absolute change over the cells. Public data costs no privacy;
+    the figures say how far the exact aggregates the intervals cover can be from those of the
+    whole table, which no interval covers. Clamping to ``bounds`` is part of both runs (it
+    defines the statistic).
+
+    Returns:
+        None when the spec names no public table; else a JSON-ready dict.
+    """
+    import dataclasses
+
+    import numpy as np
+
+    from renyi.release.duckdb import DuckDBEngine
+
+    spec = plan.spec
+    if spec.data.public is None:
+        return None
+    pub = spec.data.public
+    fmt = "parquet" if pub.lower().endswith((".parquet", ".pq")) else "csv"
+    data = dataclasses.replace(spec.data, source=pub, format=fmt, table=None)
+    free_q = tuple(dataclasses.replace(q, max_groups_per_unit=None, max_rows_per_group=None,
+                                       max_distinct_per_unit=None, target=None) for q in spec.queries)
+    bounded = make_plan(dataclasses.replace(spec, data=data,
+                                            queries=tuple(dataclasses.replace(q, target=None) for q in spec.queries)))
+    free = make_plan(dataclasses.replace(spec, data=dataclasses.replace(data, max_rows_per_unit=2**31 - 1,
+                                                                        max_groups_per_unit=None,
+                                                                        max_rows_per_group=None), queries=free_q))
+    with DuckDBEngine(data, memory_limit=spec.memory_limit, threads=spec.threads) as eng:
+        validate_columns(bounded, eng.columns())
+        a = eng.aggregate(bounded, 1)
+        b = eng.aggregate(free, 1)
+    out: dict[str, Any] = {"public": pub, "queries": {}}
+    for qb, qf in zip(bounded.queries, free.queries):
+        x = exact_statistic(qb, a[qb.query.name])
+        y = exact_statistic(qf, b[qf.query.name])
+        ok = np.isfinite(x) & np.isfinite(y)
+        d = np.abs(x[ok] - y[ok])
+        row: dict[str, Any] = {
+            "median_abs_change": float(np.median(d)) if d.size else 0.0,
+            "max_abs_change": float(d.max()) if d.size else 0.0,
+        }
+        if qb.query.type not in RATIO_TYPES:
+            tot = float(np.sum(y[ok]))
+            row["total_relative_change"] = float((np.sum(x[ok]) - tot) / tot) if tot else 0.0
+        out["queries"][qb.query.name] = row
+    return out
+
+
 def validate_columns(plan: Plan, columns: Mapping[str, Any]) -> None:
     """Every column the plan names exists, and summed columns are numeric.
 
@@ -125,8 +251,9 @@ def validate_columns(plan: Plan, columns: Mapping[str, Any]) -> None:
             need(f"{where}: by", c)
         if q.column is not None:
             col = need(f"{where}: column", q.column)
-            if not col.numeric:
-                raise SpecError(f"{where}: column {q.column!r} must be numeric to be summed; it is {col.type}",
+            if not col.numeric and q.type != "count_distinct":
+                verb = "binned" if q.type == "histogram" else "summed"
+                raise SpecError(f"{where}: column {q.column!r} must be numeric to be {verb}; it is {col.type}",
                                 name=q.column)
 
 
@@ -157,6 +284,40 @@ def _num(x: float) -> Any:
     return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
+def _centring_text(m: Any, q: Any) -> str | None:
+    if m.kind == "sum" and q.type in RATIO_TYPES:
+        lo_u, hi_u = math.floor(q.bounds[0] / q.granularity), math.ceil(q.bounds[1] / q.granularity)
+        b = m.sensitivity.per_row
+        return (f"centred: the noisy vector is Σ(v − {m.centre}) over the rows, v = round(clamp(x)/{q.granularity:g}) "
+                f"∈ [{lo_u}, {hi_u}], so one row moves it by |v − {m.centre}| ≤ {b} (uncentred: "
+                f"{max(abs(lo_u), abs(hi_u))}); the noisy count × {m.centre} is added back after the noise "
+                "(post-processing, no privacy cost)")
+    if m.kind == "sum2":
+        b2 = m.shift + m.sensitivity.per_row
+        return (f"centred squares: the noisy vector is Σ((v − {m.centre})² − {m.shift}) over the rows; (v − {m.centre})² "
+                f"∈ [0, {b2}], so one row moves it by ≤ max({m.shift}, {b2} − {m.shift}) = {m.sensitivity.per_row}")
+    return None
+
+
+def interval_text(qp: Any) -> str:
+    """What a query's intervals cover, in words (also in ``release.json``)."""
+    q = qp.query
+    cov = qp.coverage
+    tail = ("The interval covers the noise only: not which rows the per-person contribution bounds kept, nor "
+            "values changed by clamping or rounding.")
+    if q.type in RATIO_TYPES:
+        k = len(qp.measurements)
+        return (f"the range of the {q.type} over the box of its {k} measurements' intervals, each at coverage "
+                f"{1 - (1 - cov) / k:.6g}: covers the exact {q.type} of the kept, clamped, rounded values with "
+                f"probability ≥ {cov:g} per group with at least one row (union bound). " + tail)
+    if "consistent" in q.post:
+        return (f"a bound after the least-squares projection (not the exact noise quantile): covers the exact "
+                f"aggregate with probability ≥ {cov:g} per cell, by the subgaussian tail of the discrete Gaussian "
+                "(Chebyshev for the discrete Laplace). " + tail)
+    return (f"value ± the exact {cov:g}-quantile of |noise|: covers the exact aggregate with probability ≥ {cov:g}, "
+            "cell by cell. " + tail)
+
+
 def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, Any]:
     spec = plan.spec
     queries = []
@@ -165,13 +326,28 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
         ms = []
         for m in qp.measurements:
             pname, pval = m.noise_parameter
-            ms.append({"kind": m.kind, "noise": m.noise_name, pname: pval, "rho": m.achieved_rho,
-                       "rho_share": m.rho, "l1": m.sensitivity.l1, "l2": m.sensitivity.l2,
-                       "derivation": m.sensitivity.derivation(), "unit": m.unit,
-                       "half_width_95": m.half_width * m.unit if q.type != "mean" else None})
-        queries.append({"name": q.name, "type": q.type, "file": f, "by": list(q.by), "cells": q.cells,
+            row = {"kind": m.kind, "noise": m.noise_name, pname: pval, "rho": m.achieved_rho,
+                   "rho_share": m.rho, "l1": m.sensitivity.l1, "l2": m.sensitivity.l2,
+                   "derivation": m.sensitivity.derivation(), "unit": m.unit,
+                   "half_width_95": m.half_width * m.unit if q.type not in RATIO_TYPES and m.coverage == COVERAGE
+                   else None,
+                   "half_width": m.half_width * m.unit, "coverage": m.coverage}
+            c = _centring_text(m, q)
+            if c is not None:
+                row["centring"] = c
+                row["centre"] = m.centre * q.granularity
+            if m.level is not None:
+                row["level"] = list(m.level)
+                row["cells"] = m.cells
+            ms.append(row)
+        queries.append({"name": q.name, "type": q.type, "file": f, "by": list(q.by), "cells": q.released_cells,
                         "column": q.column, "bounds": list(q.bounds) if q.bounds else None,
-                        "granularity": q.granularity, "weight": q.weight, "rho": qp.rho,
+                        "granularity": q.granularity, "weight": None if q.target is not None else q.weight,
+                        "target": None if q.target is None else {"half_width": q.target.half_width,
+                                                                 "coverage": q.target.coverage},
+                        "rho": qp.rho, "coverage": qp.coverage, "interval": interval_text(qp),
+                        "bins": list(q.bins) if q.bins is not None else None,
+                        "max_distinct_per_unit": q.max_distinct_per_unit, "post": list(q.post),
                         "max_groups_per_unit": q.max_groups_per_unit, "max_rows_per_group": q.max_rows_per_group,
                         "measurements": ms})
     return {
@@ -190,6 +366,25 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
         "coverage": COVERAGE,
         "queries": queries,
     }
+
+
+def output_files(plan: Plan, results: list[QueryResult], fmt: str) -> list[tuple[str, QueryResult]]:
+    """(file stem, result) of every file: one per query, plus one per coarser level of a
+    ``consistent`` query (``<stem>.total``, ``<stem>.by_<column>``)."""
+    out = []
+    for qp, res in zip(plan.queries, results):
+        stem = output_stem(qp.query)
+        out.append((stem, res))
+        for lv in res.levels:
+            suffix = "total" if not lv.by else "by_" + "_".join(lv.by)
+            out.append((f"{stem}.{output_stem_text(suffix)}", lv))
+    return out
+
+
+def output_stem_text(text: str) -> str:
+    import re
+
+    return re.sub(r"[^\w.-]+", "_", text).strip("._") or "level"
 
 
 def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | None = None,
@@ -225,7 +420,7 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
     plan = make_plan(s)
     report = release_report(plan)
     if dry_run:
-        return ReleaseResult(plan=plan, report=report, dry_run=True)
+        return ReleaseResult(plan=plan, report=report, dry_run=True, truncation=truncation_effect(plan))
 
     out_dir = os.path.abspath(os.fspath(out)) if out is not None else default_out_dir(s)
     from renyi.release.output import check_out_dir, write_release
@@ -254,17 +449,20 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
                 salt = int(secure_rng().integers(0, 2**63))
             step("aggregating")
             exact = engine.aggregate(plan, salt)
+            check_aggregates(plan, exact)
+        truncation = truncation_effect(plan)  # public data: before the spend, at no cost
         rid = secrets.token_hex(6)
         step("spending")
         spend = acct.spend(total, label=_label(s, plan, rid))
         step("spent")
         try:
             results = add_noise(plan, exact, rng)
-            stems = [output_stem(qp.query) for qp in plan.queries]
-            names = [f"{st}.{s.out_format}" for st in stems]
+            outs = output_files(plan, results, s.out_format)
+            names = [f"{output_stem(qp.query)}.{s.out_format}" for qp in plan.queries]
             manifest = _manifest(plan, rid, spend, names)
-            docs = {"report.json": report.to_dict(), "release.json": manifest}
-            files = write_release(out_dir, list(zip(stems, results)), s.out_format, docs, hook=step)
+            manifest["truncation_effect"] = truncation
+            docs = {"report.json": report_document(plan, report, truncation), "release.json": manifest}
+            files = write_release(out_dir, outs, s.out_format, docs, hook=step)
         except BaseException as e:
             try:
                 acct.spend(ZCDP(0.0), label=f"release [{rid}] FAILED after its spend #{spend.id} "
@@ -274,6 +472,7 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
             raise
         step("done")
         return ReleaseResult(plan=plan, report=report, dry_run=False, out_dir=out_dir, files=tuple(files),
-                             results=tuple(results), spend=spend, release_id=rid, manifest=manifest)
+                             results=tuple(results), spend=spend, release_id=rid, manifest=manifest,
+                             truncation=truncation)
     finally:
         acct.close()

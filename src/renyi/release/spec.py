@@ -54,13 +54,25 @@ __all__ = [
     "QuerySpec",
     "ReleaseSpec",
     "QUERY_TYPES",
+    "VALUE_TYPES",
+    "TARGET_TYPES",
+    "POST_STEPS",
+    "Target",
     "NOISE_KINDS",
     "OUTPUT_FORMATS",
     "parse_spec",
     "load_spec",
 ]
 
-QUERY_TYPES = ("count", "sum", "mean")
+QUERY_TYPES = ("count", "sum", "mean", "variance", "std", "count_distinct", "histogram")
+#: Query types whose rows carry a clamped numeric value (they need column and bounds).
+VALUE_TYPES = ("sum", "mean", "variance", "std")
+#: Query types whose interval depends only on the noise (a target half-width can be solved for).
+TARGET_TYPES = ("count", "sum", "count_distinct", "histogram")
+#: Opt-in post-processing steps (no privacy cost).
+POST_STEPS = ("non_negative", "consistent")
+#: Most bins of a histogram.
+MAX_BINS = 1000
 NOISE_KINDS = ("discrete_gaussian", "discrete_laplace")
 OUTPUT_FORMATS = ("csv", "parquet")
 #: δ at which the release's ε is reported when the spec gives none (the budget's δ wins).
@@ -85,6 +97,9 @@ class DataSpec:
             (None: no bound beyond m).
         max_rows_per_group: default bound on the rows one individual may add to one group
             (None: no bound beyond m).
+        public: a public table with the same columns (CSV or Parquet; e.g. synthetic data or
+            an earlier public table) on which the effect of the contribution bounds is
+            measured, at no privacy cost (None: not measured).
     """
 
     source: str
@@ -94,6 +109,16 @@ class DataSpec:
     max_rows_per_unit: int = 1
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
+    public: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """An accuracy a query must reach: every cell's interval ±``half_width`` (output units)
+    covers its exact value with probability at least ``coverage``."""
+
+    half_width: float
+    coverage: float = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +127,10 @@ class QuerySpec:
 
     Attributes:
         name: unique name (also the output file's stem).
-        type: ``"count"`` (rows), ``"sum"`` (clamped) or ``"mean"`` (sum/count, post-processed).
+        type: ``"count"`` (rows), ``"sum"`` (clamped), ``"mean"`` (centred sum/count,
+            post-processed), ``"variance"`` / ``"std"`` (of the clamped values, from a count and
+            centred first and second moments), ``"count_distinct"`` (distinct non-NULL values of
+            ``column``) or ``"histogram"`` (rows per public bin of ``column``, per group).
         by: the grouping columns (may be empty: one total).
         keys: the public key list, one tuple of strings per group (compared with the data as
             text); groups absent from the data are released as noisy zeros.
@@ -116,6 +144,12 @@ class QuerySpec:
             (None: unbounded beyond ``max_rows_per_unit``).
         mean_sum_share: for a mean, the fraction of its ρ given to the sum (the rest goes to
             the count), in (0, 1).
+        target: the accuracy asked instead of a weight (:class:`Target`), or None.
+        bins: a histogram's public bin edges e₀ < e₁ < … < e_k (k bins [eᵢ, eᵢ₊₁), the last
+            one closed; values outside are counted in the end bins), else None.
+        max_distinct_per_unit: for count_distinct, the distinct values one individual may add
+            to one group (None: bounded by the rows per group only).
+        post: opt-in post-processing (``"non_negative"``, ``"consistent"``), in order.
     """
 
     name: str
@@ -131,11 +165,33 @@ class QuerySpec:
     max_rows_per_group: int | None = None
     mean_sum_share: float = 0.5
     key_source: str = "inline"
+    target: Target | None = None
+    bins: tuple[float, ...] | None = None
+    max_distinct_per_unit: int | None = None
+    post: tuple[str, ...] = ()
 
     @property
     def cells(self) -> int:
-        """Number of released groups (the length of the key list)."""
+        """Number of groups (the length of the key list)."""
         return len(self.keys)
+
+    @property
+    def bin_labels(self) -> tuple[str, ...]:
+        """A histogram's bins as text, e.g. ``[0, 10)`` (the last one closed); () otherwise."""
+        if self.bins is None:
+            return ()
+        e = [_edge(x) for x in self.bins]
+        k = len(e) - 1
+        return tuple(f"[{e[i]}, {e[i + 1]}{']' if i == k - 1 else ')'}" for i in range(k))
+
+    @property
+    def released_cells(self) -> int:
+        """Number of released values: groups, times bins for a histogram."""
+        return len(self.keys) * (len(self.bins) - 1 if self.bins is not None else 1)
+
+
+def _edge(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 2**53 else repr(float(x))
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +279,7 @@ def _resolve(base: str | None, path: str) -> str:
 # --------------------------------------------------------------------------------------
 # Sections
 # --------------------------------------------------------------------------------------
-_DATA_KEYS = ("source", "format", "table", "privacy_unit", "max_rows_per_unit", "max_groups_per_unit",
+_DATA_KEYS = ("source", "format", "table", "privacy_unit", "max_rows_per_unit", "max_groups_per_unit", "public",
               "max_rows_per_group")
 
 
@@ -259,7 +315,13 @@ def _parse_data(raw: Any, base: str | None) -> DataSpec:
     m = _int("data", "max_rows_per_unit", raw.get("max_rows_per_unit", 1))
     g = _int("data", "max_groups_per_unit", raw["max_groups_per_unit"]) if "max_groups_per_unit" in raw else None
     r = _int("data", "max_rows_per_group", raw["max_rows_per_group"]) if "max_rows_per_group" in raw else None
-    return DataSpec(source, fmt, table, unit, m, g, r)
+    public = None
+    if "public" in raw:
+        public = _resolve(base, _str("data", "public", raw["public"]))
+        if not public.lower().endswith((".csv", ".csv.gz", ".tsv", ".parquet", ".pq")):
+            raise SpecError(f"data: public must be a CSV or Parquet file; got {raw['public']!r}", name="public",
+                            value=raw["public"])
+    return DataSpec(source, fmt, table, unit, m, g, r, public)
 
 
 def parse_budget(where: str, raw: Any) -> tuple[float, dict[str, float]]:
@@ -388,7 +450,8 @@ def _first_duplicate(rows: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
 
 
 _QUERY_KEYS = ("name", "type", "by", "keys", "column", "bounds", "granularity", "weight", "noise",
-               "max_groups_per_unit", "max_rows_per_group", "mean_sum_share")
+               "max_groups_per_unit", "max_rows_per_group", "mean_sum_share", "target", "bins",
+               "max_distinct_per_unit", "post")
 _SAFE = re.compile(r"[^\w.-]+")
 
 
@@ -419,16 +482,20 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     keys, key_source = _parse_keys(where, raw.get("keys"), by, base)
     column = None
     bounds = None
-    if qtype == "count":
-        for k in ("column", "bounds", "mean_sum_share"):
-            if k in raw:
-                raise SpecError(f"{where}: {k} is not used by a count query", name=k)
-    else:
+    not_for = {"count": ("column", "bounds", "bins", "max_distinct_per_unit"),
+               "count_distinct": ("bounds", "bins"),
+               "histogram": ("bounds", "max_distinct_per_unit")}.get(
+        qtype, ("bins", "max_distinct_per_unit"))
+    for k in not_for:
+        if k in raw:
+            raise SpecError(f"{where}: {k} is not used by a {qtype} query", name=k)
+    if qtype != "count":
         if "column" not in raw:
             raise SpecError(f"{where}: a {qtype} query needs column = \"name\"", name="column")
         column = _str(where, "column", raw["column"])
         if column == data.privacy_unit:
-            raise SpecError(f"{where}: cannot sum the privacy unit {column!r}", name="column")
+            raise SpecError(f"{where}: cannot aggregate the privacy unit {column!r}", name="column")
+    if qtype in VALUE_TYPES:
         b = raw.get("bounds")
         if not isinstance(b, list) or len(b) != 2:
             raise SpecError(f"{where}: a {qtype} query needs bounds = [lower, upper] (the clamping range); "
@@ -440,6 +507,23 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
             raise SpecError(f"{where}: bounds must satisfy lower <= upper; got lower = {b[0]!r} > upper = {b[1]!r}",
                             name="bounds", value=b)
         bounds = (lo, hi)
+    bins = None
+    if qtype == "histogram":
+        e = raw.get("bins")
+        if not isinstance(e, list) or not 2 <= len(e) <= MAX_BINS + 1:
+            raise SpecError(f"{where}: a histogram needs bins = [e0, e1, ..., ek] (2 to {MAX_BINS + 1} public "
+                            f"edges); got {e!r}", name="bins", value=e)
+        edges = [_real(where, f"bins[{i}]", x) for i, x in enumerate(e)]
+        if not all(math.isfinite(x) for x in edges):
+            raise SpecError(f"{where}: bins must be finite; got {e!r}", name="bins", value=e)
+        bad = next((i for i in range(1, len(edges)) if not edges[i - 1] < edges[i]), None)
+        if bad is not None:
+            raise SpecError(f"{where}: bins must be strictly increasing; got bins[{bad - 1}] = {e[bad - 1]!r} >= "
+                            f"bins[{bad}] = {e[bad]!r}", name="bins", value=e)
+        if "bin" in by:
+            raise SpecError(f"{where}: a histogram adds an output column 'bin'; rename the by column 'bin'",
+                            name="by")
+        bins = tuple(edges)
     gran = _real(where, "granularity", raw.get("granularity", 1.0))
     if not 0.0 < gran < math.inf:
         raise SpecError(f"{where}: granularity must be in (0, inf); got {raw.get('granularity')!r}",
@@ -447,6 +531,17 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     if bounds is not None and max(abs(bounds[0]), abs(bounds[1])) / gran > 2.0**52:
         raise SpecError(f"{where}: bounds/granularity exceeds 2**52 (values would not be exact integers); "
                         "use a coarser granularity", name="granularity", value=gran)
+    if bounds is not None and qtype in ("variance", "std") and (bounds[1] - bounds[0]) / gran > 2.0**26:
+        raise SpecError(f"{where}: (upper - lower)/granularity exceeds 2**26 (squared values would not be exact "
+                        "integers); use a coarser granularity", name="granularity", value=gran)
+    target = None
+    if "target" in raw:
+        if "weight" in raw:
+            raise SpecError(f"{where}: give a weight or a target, not both", name="target")
+        if qtype not in TARGET_TYPES:
+            raise SpecError(f"{where}: target is for {', '.join(TARGET_TYPES)} queries (a {qtype}'s interval "
+                            "depends on its group sizes); give a weight", name="target")
+        target = _parse_target(where, raw["target"])
     weight = _real(where, "weight", raw.get("weight", 1.0))
     if not 0.0 < weight < math.inf:
         raise SpecError(f"{where}: weight must be in (0, inf); got {raw.get('weight')!r}", name="weight",
@@ -456,15 +551,61 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
         else data.max_groups_per_unit
     r = _int(where, "max_rows_per_group", raw["max_rows_per_group"]) if "max_rows_per_group" in raw \
         else data.max_rows_per_group
+    kd = _int(where, "max_distinct_per_unit", raw["max_distinct_per_unit"]) if "max_distinct_per_unit" in raw \
+        else None
     share = _real(where, "mean_sum_share", raw.get("mean_sum_share", 0.5))
     if not 0.0 < share < 1.0:
         raise SpecError(f"{where}: mean_sum_share must be in (0, 1); got {raw.get('mean_sum_share')!r}",
                         name="mean_sum_share", value=share)
     if qtype != "mean" and "mean_sum_share" in raw:
         raise SpecError(f"{where}: mean_sum_share is only for mean queries", name="mean_sum_share")
+    post = _parse_post(where, raw.get("post", []), qtype, by)
+    if target is not None and "consistent" in post:
+        raise SpecError(f"{where}: a target cannot be combined with post consistent (the projected intervals "
+                        "are bounds, not the exact noise quantiles a target is solved for)", name="target")
     return QuerySpec(name=name, type=qtype, by=by, keys=keys, column=column, bounds=bounds, granularity=gran,
                      weight=weight, noise=qnoise, max_groups_per_unit=g, max_rows_per_group=r,
-                     mean_sum_share=share, key_source=key_source)
+                     mean_sum_share=share, key_source=key_source, target=target, bins=bins,
+                     max_distinct_per_unit=kd, post=post)
+
+
+def _parse_target(where: str, raw: Any) -> Target:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{where}: target must be a table like {{ half_width = 50, coverage = 0.95 }}; got "
+                        f"{_kind(raw)} {raw!r}", name="target", value=raw)
+    _keys_allowed(f"{where}: target", raw, ("half_width", "coverage"))
+    if "half_width" not in raw:
+        raise SpecError(f"{where}: target needs half_width (in the query's units)", name="target.half_width")
+    h = _real(where, "target.half_width", raw["half_width"])
+    if not 0.0 < h < math.inf:
+        raise SpecError(f"{where}: target.half_width must be in (0, inf); got {raw['half_width']!r}",
+                        name="target.half_width", value=h)
+    c = _real(where, "target.coverage", raw.get("coverage", 0.95))
+    if not 0.0 < c < 1.0:
+        raise SpecError(f"{where}: target.coverage must be in (0, 1); got {raw.get('coverage')!r}",
+                        name="target.coverage", value=c)
+    return Target(h, c)
+
+
+def _parse_post(where: str, raw: Any, qtype: str, by: tuple[str, ...]) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise SpecError(f"{where}: post must be a list of {', '.join(POST_STEPS)}; got {_kind(raw)} {raw!r}",
+                        name="post", value=raw)
+    steps = tuple(_choice(where, "post", x, POST_STEPS) for x in raw)
+    if len(set(steps)) != len(steps):
+        raise SpecError(f"{where}: post names a step twice: {raw!r}", name="post", value=raw)
+    if "non_negative" in steps and qtype not in ("count", "count_distinct", "histogram"):
+        raise SpecError(f"{where}: post non_negative is for count, count_distinct and histogram queries",
+                        name="post", value=raw)
+    if "consistent" in steps:
+        if qtype not in ("count", "sum"):
+            raise SpecError(f"{where}: post consistent is for count and sum queries", name="post", value=raw)
+        if not by:
+            raise SpecError(f"{where}: post consistent needs by columns (totals over their levels)", name="post",
+                            value=raw)
+    return steps
 
 
 def output_stem(query: QuerySpec) -> str:

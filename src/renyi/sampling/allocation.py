@@ -49,7 +49,8 @@ __all__ = ["RandomAllocation", "Shuffled", "MAX_ORDER", "allocation_blocks"]
 #: practice because it ignores amplification).
 MAX_ORDER = 128
 
-THEOREM = "Feldman & Shenfeld (2025), exact Gaussian random-allocation RDP (both directions)"
+THEOREM = ("Feldman & Shenfeld (2025) worst-case Gaussian pair, both directions: certified PLD bracket "
+           "(convex-order lattice pairs) and exact RDP")
 
 
 def allocation_blocks(steps: int, k: int) -> tuple[int, ...]:
@@ -172,7 +173,10 @@ class RandomAllocation(Mechanism):
     Neighbours are add/remove (the base mechanism's guarantee must be stated under add/remove).
     ``compose(epochs)`` gives several epochs, each with a fresh allocation.
 
-    * Gaussian base (noise multiplier σ/Δ): the exact Rényi divergence of [FS25]'s worst-case
+    * Gaussian base (noise multiplier σ/Δ): the default ε is the PLD route's certified bracket
+      (:mod:`renyi.accounting.pld._allocation`: finite pairs that dominate, and are dominated
+      by, [FS25]'s worst-case pair in both directions; ``best_epsilon(δ).lower`` is its lower
+      end). The RDP curve is the exact Rényi divergence of [FS25]'s worst-case
       pair in both directions (remove and add) at integer orders 2..:data:`MAX_ORDER`, the
       larger of the two at each order; between integers the chord of the convex CGF (an upper
       bound); k > 1 through k independent blocks of ⌊t/k⌋ or ⌈t/k⌉ steps

@@ -26,12 +26,14 @@ from __future__ import annotations
 import os
 
 from renyi.accounting.pld._profiles import supports as _supports
+from renyi.accounting.pld import _allocation  # noqa: F401  (registers random allocation's pairs)
 from renyi.accounting.pld.accountant import PLDAccountant
 from renyi.accounting.pld.curves import GDPBound, TradeOff, gdp_mu, tradeoff
-from renyi.accounting.pld.distribution import Bounds, PrivacyLossDistribution, delta_bounds, epsilon_bounds
+from renyi.accounting.pld.distribution import (Bounds, PrivacyLossDistribution, bracket_note, delta_bounds,
+                                               epsilon_bounds, epsilon_bracket)
 
-__all__ = ["supports", "epsilon_bounds", "delta_bounds", "Bounds", "PrivacyLossDistribution",
-           "PLDAccountant", "ROUTE_ENABLED", "tradeoff", "gdp_mu", "TradeOff", "GDPBound"]
+__all__ = ["supports", "epsilon_bounds", "epsilon_bracket", "bracket_note", "delta_bounds", "Bounds",
+           "PrivacyLossDistribution", "PLDAccountant", "ROUTE_ENABLED", "tradeoff", "gdp_mu", "TradeOff", "GDPBound"]
 
 #: Whether :func:`supports` offers the PLD engine to :mod:`renyi.routes` for the default
 #: minimum over routes. On by default; ``RENYI_PLD_ROUTE=0`` in the environment (or setting

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.accounting.pld._grid import Discrete
 from renyi.accounting.pld._many import Bundle

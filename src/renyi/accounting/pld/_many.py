@@ -48,9 +48,10 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, cast
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.divergences.plrv import GaussianPrivacyLoss
 from renyi.accounting.pld._grid import Discrete, discretise, discretise_lower, support_range
@@ -456,9 +457,11 @@ class Bucket(Profile):
 
 def discretise_step(p: Profile, h: float, lo: int, hi: int, lower: bool) -> tuple[Discrete, Discrete | None]:
     """:func:`renyi.pld._grid.discretise`, with a :class:`Bucket`'s two pairs."""
-    if isinstance(p, Bucket):
-        up, _ = discretise(p.upper, h, lo, hi, False)
-        return up, (discretise(p.lower, h, lo, hi, True)[1] if lower else None)
+    if isinstance(p, Bucket) or getattr(p, "bracketed", False):
+        # (random allocation's profiles carry their two pairs the same way)
+        b: Any = p
+        up, _ = discretise(b.upper, h, lo, hi, False)
+        return up, (discretise(b.lower, h, lo, hi, True)[1] if lower else None)
     return discretise(p, h, lo, hi, lower)
 
 
@@ -466,8 +469,8 @@ def discretise_lower_step(p: Profile, h: float, lo: int, hi: int, upper: Discret
     """:func:`renyi.pld._grid.discretise_lower` (``upper``: the pessimistic discretisation of
     ``p``); a :class:`Bucket`'s optimistic one is that of its μ_lo pair, built with that pair's
     own pessimistic one."""
-    if isinstance(p, Bucket):
-        low = discretise(p.lower, h, lo, hi, True)[1]
+    if isinstance(p, Bucket) or getattr(p, "bracketed", False):
+        low = discretise(cast(Any, p).lower, h, lo, hi, True)[1]
         assert low is not None
         return low
     return discretise_lower(p, h, lo, hi, upper)

@@ -66,8 +66,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft as sfft
-from scipy import special
+from renyi.core import _npfft as sfft
+from renyi.core._lazy import special
 
 from renyi.core._validation import PROBABILITY, check_int
 from renyi.core.errors import DomainError

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import fft as sfft
+from renyi.core import _npfft as sfft
 
 from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import ConversionError, DomainError, RenyiNumericalWarning
@@ -45,7 +45,7 @@ from renyi.accounting.pld._grid import Discrete, support_range
 from renyi.accounting.pld._many import Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, h_floor, merge_gaussians
 from renyi.accounting.pld._profiles import Profile, pairs_for
 
-__all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "delta_bounds"]
+__all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "epsilon_bracket", "bracket_note", "delta_bounds"]
 
 #: The largest FFT length used (memory: a few arrays of this many float64/complex128 values).
 MAX_FFT = 2**20
@@ -73,6 +73,8 @@ class Bounds:
 
     lower: float
     upper: float
+    #: why the bracket is wider than 1 % (empty when it is not, or when no reason is known)
+    note: str = ""
 
     def __iter__(self) -> Iterator[float]:
         yield self.lower
@@ -121,10 +123,12 @@ def _pairs(m: Any) -> tuple[Profile, Profile]:
 
 
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:
+    from renyi.accounting.pld._allocation import expand
+
     rem: list[tuple[Profile, int]] = []
     add: list[tuple[Profile, int]] = []
     sym = True
-    for m, c in items:
+    for m, c in expand(items):  # k-of-t allocations: their blocks
         r, a = _pairs(m)
         rem.append((r, c))
         add.append((a, c))
@@ -408,7 +412,9 @@ def _choose(ds: list[tuple[Step, int]], total: int, *, log_delta: float | None =
     ``start``: a tilt found before (a coarser grid): then λ is refined by Newton's method on
     the exact cumulants (a few passes) instead of searched for on a grid of tilts.
     """
-    if start is not None:
+    if start is not None and log_delta is not None:
+        lam, e_est = start, math.nan
+    elif start is not None:
         lam, e_est = _newton_lam(ds, start, log_delta=log_delta, eps=eps)
     elif log_delta is not None:
         lam, e_est = _lam_for_delta(ds, log_delta)
@@ -416,6 +422,12 @@ def _choose(ds: list[tuple[Step, int]], total: int, *, log_delta: float | None =
         assert eps is not None
         lam, _ = _lam_for_eps(ds, eps)
         e_est = eps
+    if log_delta is not None:
+        sp = _saddle_lam(ds, log_delta, lam)
+        if sp is not None:
+            lam, e_est = sp
+        elif not math.isfinite(e_est):
+            lam, e_est = _newton_lam(ds, lam, log_delta=log_delta, eps=None)
     # On a bounded support the RDP-style optimum runs off to λ → ∞ (K(λ)/λ → the largest
     # loss); so steep a tilt would magnify the FFT error bound below the top atom by e^{λd}.
     # Any λ gives valid bounds; cap it at 20 untilted standard deviations per unit loss.
@@ -427,6 +439,66 @@ def _choose(ds: list[tuple[Step, int]], total: int, *, log_delta: float | None =
         # the grid cannot be placed; the callers fall back to the RDP route
         raise _Unresolved("the privacy losses are too large for the PLD grid")
     return lam, e_est, mean, math.sqrt(var)
+
+
+def _saddle_lam(ds: list[tuple[Step, int]], log_delta: float, lam0: float) -> tuple[float, float] | None:
+    """The tilt that centres the composed law on the answer: λ with K′(λ) = ε where the
+    saddle-point approximation of δ(ε), e^{K(λ) − λε}/(λ(λ+1)·√(2πK″(λ))), equals δ; and that
+    ε. None when no such λ is found in [1e-4, 1e5].
+
+    The tilt that minimises the RDP-style bound (K(λ) − log δ)/λ has its tilted mean K′(λ) at
+    the RDP estimate of ε, not at the answer. For Poisson-subsampled steps with small q the
+    two can be far apart: past the order where the subsampled RDP curve turns, the tilted
+    law moves onto the far tail of the steps (a tilted mean of 24 for an answer of 0.38), and
+    no window of the longest transform holds both the answer and the tilted law. Any tilt
+    is valid; this one only places the FFT's precision where the answer is.
+    """
+
+    def g(lam: float) -> float:
+        k, k1, k2 = _cumulants(ds, lam)
+        if not (math.isfinite(k) and math.isfinite(k1) and k2 > 0.0):
+            return math.nan
+        return k - lam * k1 - math.log(lam * (lam + 1.0)) - 0.5 * math.log(2.0 * math.pi * k2)
+
+    lam = min(max(lam0, 1e-4), 1e5)
+    v = g(lam)
+    if not math.isfinite(v):
+        return None
+    lo = hi = lam
+    if v > log_delta:  # δ estimate too large: ε = K′(λ) must grow
+        while True:
+            hi = lo * 2.0
+            if hi > 1e5:
+                return None
+            w = g(hi)
+            if not math.isfinite(w):
+                return None
+            if w <= log_delta:
+                break
+            lo = hi
+    else:
+        while True:
+            lo = hi / 2.0
+            if lo < 1e-4:
+                return None
+            w = g(lo)
+            if not math.isfinite(w):
+                return None
+            if w > log_delta:
+                break
+            hi = lo
+    for _ in range(10):  # a factor 2 bracket to within 7 %: any tilt is valid
+        mid = math.sqrt(lo * hi)
+        w = g(mid)
+        if not math.isfinite(w):
+            break
+        if w > log_delta:
+            lo = mid
+        else:
+            hi = mid
+    lam = math.sqrt(lo * hi)
+    _, k1, _ = _cumulants(ds, lam)
+    return (lam, k1) if math.isfinite(k1) else None
 
 
 def _quantise_tail(log_tail: float) -> float:
@@ -447,6 +519,17 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     """
     if width is None:
         width = TARGET_WIDTH
+    from renyi.accounting.pld._allocation import AllocationProfile
+
+    if len(profiles) == 1 and profiles[0][1] == 1 and isinstance(profiles[0][0], AllocationProfile):
+        # one epoch of random allocation: both pairs are finite and their profiles exact, so
+        # each end is read off its own pair (no grid: tighter and faster)
+        alloc = profiles[0][0]
+        hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+        if hi <= below:
+            return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
+        lo = _invert_profile(alloc.lower, log_delta=log_delta, eps=eps)[0]
+        return min(lo, hi), hi
     single = _closed_form(profiles)
     if single is not None:
         return _invert_profile(single, log_delta=log_delta, eps=eps)
@@ -496,6 +579,8 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         # (half the transform) usually does; if not, the next round uses the full grid.
         h = 2.0 * h
     best: tuple[float, float] | None = None
+    why = "five grid refinements"
+    widths: list[float] = []
     for _ in range(5):
         up, _ = _discretise_all(profiles, h, log_tail, lower=False)
 
@@ -526,6 +611,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             best = res if best is None else (max(best[0], res[0]), min(best[1], res[1]))
             lo, hi = best
             rel = (hi - lo) / max(abs(hi), 1e-300)
+            widths.append(rel)
             if rel <= width or (log_delta is None and (hi <= 1e-300 or rel <= 10 * width)) or hi <= below:
                 break
         # refine: both discretisations err by O(h²), so the width shrinks like h²: aim at
@@ -541,16 +627,25 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         if 2.0 * _WINDOW_SIGMAS * sd / h_next > MAX_FFT:
             h_next = _round_h(h / math.sqrt(2.0))
             if 2.0 * _WINDOW_SIGMAS * sd / h_next > MAX_FFT:
+                why = f"a finer grid would need an FFT window of more than {MAX_FFT} points"
                 break
         if h_next < h_cap:
+            why = "the grid is capped by the cost of many distinct mechanisms"
             break
         h = h_next
+    if len(widths) >= 2 and widths[-1] > 0.5 * widths[0]:
+        # refining the grid did not narrow the bracket: the error bound of the transform's
+        # floating point (relative to the tilted law, largest at tiny δ), not the grid, sets it
+        why = "floating-point error of the transform at this δ (a finer grid does not narrow it)"
+    if best is not None and best[1] > below and (best[1] - best[0]) > 0.01 * max(abs(best[1]), 1e-300):
+        _NOTES.append(why)
     if best is None:
         if below > -math.inf:
             # another direction is resolved: this one contributes its Chernoff bound (valid,
             # if loose; the bracket shows it) rather than sending the whole question to RDP
             ch = _chernoff_upper(up, log_delta=log_delta, eps=eps, lam_hint=lam)
             if ch is not None and math.isfinite(ch):
+                _NOTES.append("the second neighbouring direction is bounded by Chernoff's inequality only")
                 return 0.0, max(0.0, ch)
         raise _Unresolved("the PLD grid could not resolve this question")
     return best
@@ -657,6 +752,8 @@ _ENGINE_ERRORS = (_Unresolved, ArithmeticError, ValueError, IndexError, MemoryEr
 # earlier ε-query produced is read off the same composition (the smaller of two valid bounds),
 # so that δ(ε(δ)) ≤ δ holds exactly, and repeated questions are cheap.
 _LAST: list[tuple[Composed, Composed]] = []
+#: Why the last question's bracket is wider than 1 % (appended by _solve_direction).
+_NOTES: list[str] = []
 _CACHE: dict[tuple[Any, int], list[tuple[Composed, Composed]]] = {}
 _CACHE_SIZE = 16
 _CACHE_POINTS = 4_000_000  # grid points kept in _CACHE (32 MB per array side)
@@ -682,6 +779,7 @@ def _remember(key: tuple[Any, int], found: list[tuple[Composed, Composed]]) -> N
 # same question more than once); only resolved answers are kept, so a fallback warns each time.
 _ANSWERS: dict[Any, tuple[float, float]] = {}
 _ANSWERS_SIZE = 256
+_ANSWER_NOTES: dict[Any, str] = {}
 
 
 def _answer_cached(key: Any) -> tuple[float, float] | None:
@@ -691,14 +789,27 @@ def _answer_cached(key: Any) -> tuple[float, float] | None:
         return None
 
 
-def _answer_store(key: Any, value: tuple[float, float]) -> tuple[float, float]:
+def _answer_store(key: Any, value: tuple[float, float], note: str = "") -> tuple[float, float]:
     try:
         _ANSWERS[key] = value
+        if note:
+            _ANSWER_NOTES[key] = note
+        else:
+            _ANSWER_NOTES.pop(key, None)
     except TypeError:
         return value
     while len(_ANSWERS) > _ANSWERS_SIZE:
-        _ANSWERS.pop(next(iter(_ANSWERS)))
+        old = next(iter(_ANSWERS))
+        del _ANSWERS[old]
+        _ANSWER_NOTES.pop(old, None)
     return value
+
+
+def _answer_note(key: Any) -> str:
+    try:
+        return _ANSWER_NOTES.get(key, "")
+    except TypeError:
+        return ""
 
 
 def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | None:
@@ -902,6 +1013,50 @@ def aligned(items: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
     return list(align(items)[1])
 
 
+#: Answers given so far per (question, items): (x, lower, upper) sorted by x, so that every new
+#: answer is kept monotone against them (see :func:`_monotone`).
+_MONO: dict[Any, list[tuple[float, float, float]]] = {}
+_MONO_KEYS = 64
+_MONO_POINTS = 512
+
+
+def _monotone(kind: str, key: Any, x: float, lo: float, hi: float) -> tuple[float, float, str]:
+    """(lower, upper) made consistent with the answers given so far for the same items, and a
+    note when an earlier answer set the upper end.
+
+    The true ε(δ) is non-increasing in δ (and δ(ε) in ε), so an upper bound found at x′ ≤ x
+    is one at x too, and a lower bound found at x′ ≥ x is one at x too. The new upper end is
+    min(own, uppers at x′ ≤ x), then raised to the uppers at x′ ≥ x (a larger upper bound is
+    still valid); the lower end likewise. The stored answers stay monotone, so every answer
+    this process prints is: the grid and the tilt of each question depend on x, and two nearby
+    questions could otherwise come out in the wrong order by a fraction of their bracket.
+    """
+    try:
+        pts = _MONO.get((kind, key))
+    except TypeError:  # unhashable items: no memory
+        return lo, hi, ""
+    pts = pts if pts is not None else []
+    a = min((u for x2, _, u in pts if x2 <= x), default=math.inf)
+    b = max((u for x2, _, u in pts if x2 >= x), default=-math.inf)
+    c = max((l_ for x2, l_, _ in pts if x2 >= x), default=-math.inf)
+    d = min((l_ for x2, l_, _ in pts if x2 <= x), default=math.inf)
+    note = ""
+    if a < hi:
+        note = "the upper end is an answer at a smaller " + ("δ" if kind == "epsilon" else "ε")
+    hi2 = max(min(hi, a), b)
+    lo2 = min(max(lo, c), d, hi2)
+    if math.isfinite(hi2) or math.isinf(lo2):
+        pts = [p for p in pts if p[0] != x] + [(x, lo2, hi2)]
+        pts.sort()
+        if len(pts) > _MONO_POINTS:
+            del pts[1:-1:2]  # thin out (the stored points stay monotone)
+        _MONO.pop((kind, key), None)
+        _MONO[(kind, key)] = pts
+        while len(_MONO) > _MONO_KEYS:
+            _MONO.pop(next(iter(_MONO)))
+    return lo2, hi2, note
+
+
 def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
                    fallback: bool = True) -> tuple[float, float]:
     """(lower, upper) on the ε of composing each mechanism ``count`` times, at δ.
@@ -920,27 +1075,55 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
         errors counted, rounded up); ``lower`` a certified lower bound on the true ε of the
         composition of the worst-case pairs. If the grid cannot resolve δ the upper bound is
         the RDP route's ε (a :class:`~renyi.errors.RenyiNumericalWarning` is issued) and the
-        lower bound is 0.
+        lower bound is 0. Within a process the answers for the same items are non-increasing
+        in δ (see :func:`epsilon_bracket`).
 
     Raises:
         ConversionError: some item has no known privacy loss distribution.
         DomainError: δ outside (0, 1), or a count < 1.
+    """
+    b = epsilon_bracket(items, delta, fallback=fallback)
+    return b.lower, b.upper
+
+
+def bracket_note(items: Sequence[tuple[object, int]], delta: float) -> str:
+    """Why the bracket :func:`epsilon_bounds` last gave for ``items`` at ``delta`` is wider than
+    1 % (or that its upper end is an answer at a smaller δ); "" when it is not, or when the
+    question was not asked (recently)."""
+    try:
+        its = _check_items(items)
+    except (TypeError, DomainError):
+        return ""
+    return _answer_note(("epsilon", tuple(its), float(delta)))
+
+
+def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallback: bool = True) -> Bounds:
+    """:func:`epsilon_bounds` as :class:`Bounds`, whose ``note`` says why the bracket is
+    wider than 1 % where it is (a transform window capped in length, the floating point of
+    the transform at a tiny δ, a cost cap) or that the upper end came from an earlier answer.
+
+    Answers are non-increasing in δ within a process: each answer is made consistent with the
+    ones given before for the same items (:func:`_monotone`; the last 64 compositions are
+    remembered). Where the grid cannot resolve δ but an answer at a smaller δ is known, that
+    answer is the bound (valid, since ε(δ) is non-increasing), not the RDP route.
     """
     d = PROBABILITY_OPEN.check("delta", delta)
     its = _check_items(items)
     key = tuple(its)
     hit = _answer_cached(("epsilon", key, d))
     if hit is not None:
-        return hit
+        return Bounds(hit[0], hit[1], _answer_note(("epsilon", key, d)))
     dirs = _directions(its)
     for prof in dirs:
         p_inf = _inf_mass_of(prof)
         if p_inf >= d:
             # the +∞ mass of the loss alone exceeds δ: no finite ε exists (δ(ε) ≥ P(Z = ∞) > δ);
             # the lower end is ∞ too unless the comparison is within rounding
-            return (math.inf if p_inf * (1.0 - 1e-12) >= d else 0.0), math.inf
+            return Bounds(math.inf if p_inf * (1.0 - 1e-12) >= d else 0.0, math.inf)
     lows: list[float] = []
     ups: list[float] = []
+    _NOTES.clear()
+    failed: str | None = None
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()
@@ -950,21 +1133,36 @@ def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
             _LAST.clear()
             lows.append(lo)
             ups.append(hi)
+        lo, hi = max(lows), max(ups)
+        if not math.isfinite(hi):
+            failed = "gives no finite ε"
+        elif hi - lo > 0.1 * hi:
+            # A grid too coarse for the steps' loss (10¹² steps of a small-rate subsampled
+            # Gaussian: a bracket [0, 36.6] where the RDP route gives 0.50): valid, but not an
+            # answer. Where the RDP route is below it, the question counts as unresolved.
+            rdp = _rdp_epsilon(its, d)
+            if rdp < hi:
+                why = "; ".join(dict.fromkeys(_NOTES)) or "the grid cannot resolve the steps' loss"
+                failed = f"gives only [{lo:.4g}, {hi:.4g}] at δ = {d:g}, above the RDP route ({why})"
+                hi = math.inf
     except _ENGINE_ERRORS as exc:
-        if not fallback:
-            raise ConversionError(f"PLD could not resolve δ = {d:g} ({exc})") from exc
-        warnings.warn(f"PLD could not resolve δ = {d:g} ({exc}); using the RDP route",
-                      RenyiNumericalWarning, stacklevel=2)
-        return 0.0, _rdp_epsilon(its, d)
+        failed = f"could not resolve δ = {d:g} ({exc})"
+        lo, hi = 0.0, math.inf
     _release(its)
-    lo, hi = max(lows), max(ups)
-    if not math.isfinite(hi):
+    lo, hi, mono = _monotone("epsilon", key, d, min(lo, hi), hi)
+    if failed is not None and not math.isfinite(hi):
         if not fallback:
-            raise ConversionError(f"PLD gives no finite ε at δ = {d:g}")
-        warnings.warn(f"PLD gives no finite ε at δ = {d:g}; using the RDP route", RenyiNumericalWarning,
-                      stacklevel=2)
-        return lo if math.isfinite(lo) else 0.0, _rdp_epsilon(its, d)
-    return _answer_store(("epsilon", key, d), (min(lo, hi), hi))
+            raise ConversionError(f"PLD {failed}")
+        warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
+        return Bounds(lo if math.isfinite(lo) else 0.0, _rdp_epsilon(its, d), "the RDP route: " + failed)
+    if math.isfinite(hi):
+        # the answer certifies δ(hi) ≤ δ: a later δ-question at hi (or above) keeps to it
+        _monotone("delta", key, hi, 0.0, d)
+    wide = hi - lo > 0.01 * abs(hi)
+    note = "; ".join(([mono] if mono else []) + (list(dict.fromkeys(_NOTES)) if wide else []))
+    _NOTES.clear()
+    _answer_store(("epsilon", key, d), (lo, hi), note)
+    return Bounds(lo, hi, note)
 
 
 def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
@@ -986,6 +1184,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     dirs = _directions(its)
     lows: list[float] = []
     ups: list[float] = []
+    failed: str | None = None
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
@@ -995,14 +1194,22 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])
             lows.append(lo)
             ups.append(hi)
+        lo, hi = min(max(lows), max(ups)), max(ups)
     except _ENGINE_ERRORS as exc:
-        if not fallback:
-            raise ConversionError(f"PLD could not resolve ε = {e:g} ({exc})") from exc
-        warnings.warn(f"PLD could not resolve ε = {e:g} ({exc}); using the RDP route",
-                      RenyiNumericalWarning, stacklevel=2)
-        return 0.0, _rdp_delta(its, e)
+        failed = f"could not resolve ε = {e:g} ({exc})"
+        lo, hi = 0.0, math.inf
     _release(its)
-    return _answer_store(("delta", key, e), (min(max(lows), max(ups)), max(ups)))
+    # δ(ε) is non-increasing in ε: consistent with the answers given before (see _monotone)
+    lo, hi, _ = _monotone("delta", key, e, lo, hi)
+    if failed is not None and not math.isfinite(hi):
+        if not fallback:
+            raise ConversionError(f"PLD {failed}")
+        warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
+        return 0.0, _rdp_delta(its, e)
+    if 0.0 < hi < 1.0:
+        # the answer certifies ε(hi) ≤ ε: a later ε-question at hi (or above) keeps to it
+        _monotone("epsilon", key, hi, 0.0, e)
+    return _answer_store(("delta", key, e), (lo, min(hi, 1.0)))
 
 
 # ----------------------------------------------------------------------------------------------

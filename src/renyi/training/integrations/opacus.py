@@ -28,6 +28,34 @@ Steps of mechanisms other than DP-SGD's can be recorded with ``step(event=...)``
 event is any renyi mechanism or guarantee of one step (for instance another sampling scheme);
 such entries are stored as ``(event, None, steps)``.
 
+**Declared plans.** The schedule can be declared up front and enforced against an (ε, δ)
+budget in a durable ledger, billed at its PLD ε rather than the adaptive RDP filter's
+(:mod:`renyi.budget.plan`)::
+
+    model, optimizer, loader = engine.make_private_with_epsilon(..., target_epsilon=3.0,
+                                                                target_delta=1e-5, epochs=10)
+    engine.accountant.declare_plan(ledger="run.db")  # the schedule just calibrated
+
+From then on every optimizer step is also spent in that :class:`renyi.Accountant`: steps of
+the plan cost nothing more, a step off the plan (another σ or rate, or more steps than
+declared) is refused before the parameters are updated, and the ledger restates the plan when
+it is reopened (``renyi ledger show run.db``). ``declare_plan(budget, plan)`` declares any
+other schedule (e.g. several phases: :func:`renyi.dpsgd.plan`).
+
+The sampler check is on by default: ``make_private`` (and so ``make_private_with_epsilon``)
+with ``accountant="renyi"`` looks at the batches that will run before any training step.
+
+* ``poisson_sampling=True`` (Opacus's default): Opacus replaces the loader with its Poisson
+  sampler, and ε is the Poisson-subsampled Gaussian's.
+* ``poisson_sampling=False`` with a renyi batch sampler (``DataLoader(batch_sampler=...)`` of
+  :mod:`renyi.integrations.torch_samplers`, e.g. ``AllocationBatchSampler``): the sampler is
+  attached (:meth:`RenyiAccountant.attach`), and ε is that of what ran (random allocation by
+  its PLD route; ``ShuffledBatchSampler`` without amplification).
+* ``poisson_sampling=False`` with any other loader (a plain ``DataLoader``, shuffled or not):
+  fixed-size shuffled batches have no amplification theorem, so the Poisson ε would not be a
+  guarantee; ``make_private`` raises :class:`renyi.DomainError` naming the fix, before
+  training.
+
 User level: with ``group_size = k`` (the attribute, or the argument of ``get_epsilon`` /
 ``get_privacy_spent`` / :func:`get_noise_multiplier`) the unit is a person with up to k
 examples, each example still Poisson-sampled: every DP-SGD step is accounted as
@@ -37,13 +65,11 @@ examples, each example still Poisson-sampled: every DP-SGD step is accounted as
     engine.accountant.group_size = 5
     engine.get_epsilon(1e-5)          # ε for a person with up to 5 examples
 
-Poisson sampling: these numbers hold when each batch is drawn by Poisson sampling (Opacus's
-default ``poisson_sampling=True``). With ``poisson_sampling=False`` (shuffled fixed-size
-batches) they are not a guarantee; see ``docs/dpsgd.md``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -52,10 +78,14 @@ from opacus.accountants import IAccountant, register_accountant
 
 from renyi.accounting import dpsgd
 
-__all__ = ["RenyiAccountant", "get_noise_multiplier", "MECHANISM"]
+__all__ = ["RenyiAccountant", "get_noise_multiplier", "check_loader", "MECHANISM"]
 
 #: The name the accountant is registered under.
 MECHANISM = "renyi"
+
+# The last schedule calibrated by make_private_with_epsilon (through get_noise_multiplier), per
+# thread: what declare_plan() declares when it is given no plan.
+_CALIBRATED = threading.local()
 
 
 def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
@@ -83,6 +113,52 @@ class RenyiAccountant(IAccountant):
         self.sampler: Any = None
         #: the unit: a person with up to this many examples (1: one example)
         self.group_size = group_size
+        #: the :class:`renyi.Accountant` that enforces a declared plan (:meth:`declare_plan`)
+        self.accountant: Any = None
+
+    def declare_plan(self, budget: Any = None, plan: Any = None, *, ledger: Any = None,
+                     plan_delta: float | None = None) -> Any:
+        """Declare the training schedule as a plan, billed at its PLD ε against ``budget``.
+
+        With no arguments after ``make_private_with_epsilon``: the schedule it calibrated
+        (``dpsgd.plan(σ, q, epochs=...)``) against ``ApproxDP(target_epsilon, target_delta)``.
+        From then on :meth:`step` also spends each step in a :class:`renyi.Accountant` with this
+        plan (steps of the plan cost nothing more; a step off it is refused, nothing recorded).
+
+        Args:
+            budget: an ``ApproxDP(ε, δ)`` budget (default: the calibration's target).
+            plan: any plan :class:`renyi.Accountant` takes (default: the calibrated schedule).
+            ledger: where to record the steps (a path, a :class:`renyi.ledger.Ledger` or None).
+            plan_delta: as in :class:`renyi.Accountant`.
+
+        Returns:
+            The :class:`renyi.Accountant`.
+
+        Raises:
+            renyi.DomainError: no plan given and none calibrated, or steps already recorded.
+            renyi.BudgetExceededError: the plan does not fit the budget (nothing recorded).
+        """
+        from renyi.budget.accountant import Accountant
+        from renyi.core.errors import DomainError
+        from renyi.guarantees import ApproxDP
+
+        if self.history:
+            raise DomainError("declare the plan before the first step: a plan is declared before any spend "
+                              f"({sum(n for _, _, n in _check_history(self.history))} step(s) already recorded)",
+                              name="plan", value=None)
+        cal = getattr(_CALIBRATED, "value", None)
+        if plan is None or budget is None:
+            if cal is None:
+                raise DomainError("declare_plan() without a plan and a budget needs a make_private_with_epsilon "
+                                  "call first (its calibrated schedule is the plan); give budget= and plan=",
+                                  name="plan", value=None)
+            sigma, q, steps, eps, delta = cal
+            if plan is None:
+                plan = dpsgd.plan(sigma, q, steps=steps)
+            if budget is None:
+                budget = ApproxDP(eps, delta)
+        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta)
+        return self.accountant
 
     def attach(self, sampler: Any) -> None:
         """Account for the batch sampler that actually ran (the sampler-to-accountant contract).
@@ -129,13 +205,19 @@ class RenyiAccountant(IAccountant):
             if noise_multiplier is not None or sample_rate is not None:
                 raise TypeError("step takes either noise_multiplier and sample_rate, or event, not both")
             key: tuple[Any, Any] = (event, None)
+            if self.accountant is not None:
+                self.accountant.spend(event)  # before the history: a refused step is not recorded
         else:
             if noise_multiplier is None or sample_rate is None:
                 raise TypeError("step needs noise_multiplier and sample_rate (or event=...)")
             key = (noise_multiplier, sample_rate)
             h = self.history
-            if not (h and h[-1][0] == noise_multiplier and h[-1][1] == sample_rate):
-                dpsgd.step_mechanism(noise_multiplier, sample_rate)  # validates both (once per segment)
+            if getattr(self, "_step_key", None) != key:
+                # validates both (once per segment); kept for the declared plan's spends
+                self._step_mech = dpsgd.step_mechanism(noise_multiplier, sample_rate)
+                self._step_key = key
+            if self.accountant is not None:
+                self.accountant.spend(self._step_mech)  # a step off the plan raises here, unrecorded
         h = self.history
         if h and h[-1][0] == key[0] and h[-1][1] == key[1]:
             h[-1] = (key[0], key[1], h[-1][2] + 1)
@@ -208,8 +290,11 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
     accountant name are accepted and ignored (the answer is exact to ~10⁻⁹, on the safe side).
     ``group_size``: the unit is a person with up to that many examples.
     """
-    return float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs,
-                                        group_size=group_size))
+    sigma = float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs,
+                                         group_size=group_size))
+    t = dpsgd.schedule(sample_rate, steps=steps, epochs=epochs).steps
+    _CALIBRATED.value = (sigma, float(sample_rate), t, float(target_epsilon), float(target_delta))
+    return sigma
 
 
 def _dispatching(original: Callable[..., float]) -> Callable[..., float]:
@@ -223,6 +308,51 @@ def _dispatching(original: Callable[..., float]) -> Callable[..., float]:
     return get_noise_multiplier_
 
 
+def _renyi_sampler(data_loader: Any) -> Any:
+    """The renyi batch sampler driving ``data_loader``, or None."""
+    from renyi.sampling.batches import SamplerEvent
+
+    for cand in (getattr(data_loader, "batch_sampler", None), getattr(data_loader, "sampler", None)):
+        ev = getattr(cand, "event", None)
+        if isinstance(ev, SamplerEvent):
+            return cand
+    return None
+
+
+def check_loader(accountant: Any, data_loader: Any, poisson_sampling: bool) -> None:
+    """The sampler check of ``make_private`` (see the module docstring).
+
+    Raises:
+        renyi.DomainError: ``poisson_sampling=False`` with a loader that is not a renyi batch
+            sampler (no valid ε could be reported for it).
+    """
+    from renyi.core.errors import DomainError
+
+    if not isinstance(accountant, RenyiAccountant) or poisson_sampling:
+        return
+    sampler = _renyi_sampler(data_loader)
+    if sampler is not None:
+        accountant.attach(sampler)
+        return
+    raise DomainError(
+        "poisson_sampling=False runs shuffled fixed-size batches, which no amplification theorem covers, so "
+        "renyi cannot bill them as Poisson sampling; keep poisson_sampling=True, or pass "
+        "DataLoader(dataset, batch_sampler=renyi.integrations.torch_samplers.AllocationBatchSampler(...)) "
+        "(random allocation) or ShuffledBatchSampler (billed without amplification)",
+        name="poisson_sampling", value=False)
+
+
+def _checking(original: Callable[..., Any]) -> Callable[..., Any]:
+    def make_private(self: Any, *args: Any, **kwargs: Any) -> Any:
+        check_loader(getattr(self, "accountant", None), kwargs.get("data_loader"),
+                     bool(kwargs.get("poisson_sampling", True)))
+        return original(self, *args, **kwargs)
+
+    make_private.__wrapped__ = original  # type: ignore[attr-defined]
+    make_private.__doc__ = original.__doc__
+    return make_private
+
+
 def _register() -> None:
     try:
         register_accountant(MECHANISM, RenyiAccountant)
@@ -232,6 +362,10 @@ def _register() -> None:
     current = _engine.get_noise_multiplier
     if not hasattr(current, "__wrapped__"):
         _engine.get_noise_multiplier = _dispatching(current)
+    # the sampler check, before any training step (make_private_with_epsilon calls it too)
+    mp = _engine.PrivacyEngine.make_private
+    if not hasattr(mp, "__wrapped__"):
+        _engine.PrivacyEngine.make_private = _checking(mp)
 
 
 _register()

@@ -143,6 +143,21 @@ def test_event_steps_and_bad_input():
     assert math.isfinite(acct.get_epsilon(1e-5))
 
 
+@pytest.mark.parametrize("steps", [2.9, 0.5, -1, float("nan"), float("inf")])
+def test_a_history_with_a_fractional_step_count_is_refused(steps):
+    """A step count is a whole number: 2.9 steps were billed as 2 (int() truncates), fewer
+    than ran; 3.0 is 3."""
+    import renyi
+
+    acct = ro.RenyiAccountant()
+    acct.history = [(1.0, 0.01, steps)]
+    with pytest.raises(renyi.DomainError, match="history steps"):
+        acct.get_epsilon(1e-5)
+    acct.history = [(1.0, 0.01, 3.0)]
+    three = ro.RenyiAccountant()
+    three.history = [(1.0, 0.01, 3)]
+    assert acct.get_epsilon(1e-5) == three.get_epsilon(1e-5)
+
 def test_make_private_with_epsilon_declares_its_schedule_as_a_plan(tmp_path):
     """The calibrated schedule becomes a plan billed at its PLD ε (≤ the target) in a ledger;
     its steps cost nothing more; a step beyond it is refused before it is recorded."""

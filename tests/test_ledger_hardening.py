@@ -258,17 +258,124 @@ def test_edited_header_is_detected(tmp_path):
         Accountant(ledger=path)
 
 
-def test_schema_1_ledger_is_upgraded_with_a_chain(tmp_path):
-    """A ledger written before hash chains opens, gains a chain, and then verifies."""
+def test_a_ledger_without_chain_is_refused_and_adopted_only_on_request(tmp_path):
+    """A ledger without a hash chain (written before chains, or with the chain removed) is
+    never re-chained silently: dropping the head and the hash column after deleting spends
+    once freed the budget on the next open. renyi.ledger.adopt_unchained does it on request."""
+    from renyi.ledger import adopt_unchained
+
     path = _ledger_with(tmp_path, 3)
-    _sql(path, "DROP TABLE renyi_head", "ALTER TABLE renyi_spends DROP COLUMN hash",
-         "UPDATE renyi_header SET value = '1' WHERE key = 'schema_version'")
-    assert not verify(path).chained
+    _sql(path, "DELETE FROM renyi_spends WHERE id > 1", "DROP TABLE renyi_head",
+         "ALTER TABLE renyi_spends DROP COLUMN hash")
+    rep = verify(path)
+    assert not rep.chained and not rep.ok and "chain was removed" in rep.problems[0][1]
+    with pytest.raises(LedgerError, match="no hash chain"):
+        Accountant(ledger=path)
+    assert not verify(path).chained  # the refused open changed nothing
+    # a schema-1 ledger too
+    _sql(path, "UPDATE renyi_header SET value = '1' WHERE key = 'schema_version'")
+    with pytest.raises(LedgerError, match="adopt"):
+        Accountant(ledger=path)
+    rep = adopt_unchained(path)
+    assert rep.ok and rep.rows == 1 and rep.seal == "sha256"
     with Accountant(ledger=path) as acct:
-        assert acct.state["spends"] == 3
+        assert acct.state["spends"] == 1
         acct.spend(ZCDP(0.001))
     rep = verify(path)
-    assert rep.ok and rep.rows == 4
+    assert rep.ok and rep.rows == 2
+    with pytest.raises(LedgerError, match="already has a hash chain"):
+        adopt_unchained(path)
+
+
+def _truncate_to(path, k):
+    """Delete the spends after k and copy spend k's hash into the head (SQL only)."""
+    con = sqlite3.connect(path)
+    (h,) = con.execute("SELECT hash FROM renyi_spends WHERE id = ?", (k,)).fetchone()
+    con.execute("DELETE FROM renyi_spends WHERE id > ?", (k,))
+    con.execute("UPDATE renyi_head SET last_id = ?, hash = ? WHERE id = 1", (k, h))
+    con.commit()
+    con.close()
+
+
+def test_deleting_the_newest_spends_and_rewriting_the_head_is_detected(tmp_path):
+    """The head's seal commits to (genesis, last id, last hash) and is never a row's hash:
+    deleting spends 4, 5 and copying spend 3's hash into the head passed verify and freed
+    budget before."""
+    path = _ledger_with(tmp_path, 5)
+    _truncate_to(path, 3)
+    rep = verify(path)
+    assert not rep.ok and "seal" in rep.problems[0][1]
+    with pytest.raises(LedgerError, match="seal"):
+        Accountant(ledger=path)
+    # the head's hash alone edited: detected as before
+    (tmp_path / "b").mkdir()
+    path2 = _ledger_with(tmp_path / "b", 2)
+    _sql(path2, "UPDATE renyi_head SET hash = 'x' WHERE id = 1")
+    assert not verify(path2).ok
+    with pytest.raises(LedgerError, match="head"):
+        Accountant(ledger=path2)
+
+
+def test_a_keyed_seal_needs_the_key_and_detects_a_rebuilt_head(tmp_path, monkeypatch):
+    """With a key (key= or RENYI_LEDGER_KEY) the seal is an HMAC: writing and checking need
+    the key, and a head recomputed without it (or an unkeyed ledger offered as the keyed one)
+    is detected."""
+    from renyi.ledger import head_seal
+
+    path = str(tmp_path / "k.db")
+    with Accountant(budget=ZCDP(0.01), ledger=SQLiteLedger(path, key="s3cret")) as acct:
+        for _ in range(3):
+            acct.spend(ZCDP(0.001))
+    assert verify(path, key="s3cret").ok and verify(path, key="s3cret").seal == "hmac-sha256"
+    rep = verify(path)
+    assert not rep.ok and "sealed with a key" in rep.problems[0][1]
+    assert not verify(path, key="wrong").ok
+    with pytest.raises(LedgerError, match="sealed with a key"):
+        Accountant(ledger=path)
+    monkeypatch.setenv("RENYI_LEDGER_KEY", "s3cret")
+    with Accountant(ledger=path) as acct:  # the key from the environment
+        acct.spend(ZCDP(0.001))
+    monkeypatch.delenv("RENYI_LEDGER_KEY")
+    # truncation with the head's seal recomputed by someone without the key
+    con = sqlite3.connect(path)
+    genesis, = con.execute("SELECT genesis FROM renyi_head").fetchone()
+    con.close()
+    _truncate_to(path, 2)
+    con = sqlite3.connect(path)
+    h2, = con.execute("SELECT hash FROM renyi_head").fetchone()
+    con.execute("UPDATE renyi_head SET seal = ?", (head_seal("sha256", genesis, 2, h2),))
+    con.commit()
+    con.close()
+    assert not verify(path, key="s3cret").ok
+    with pytest.raises(LedgerError, match="seal"):
+        Accountant(ledger=SQLiteLedger(path, key="s3cret"))
+    # an unkeyed ledger, opened with a key, is refused (it may be a rebuilt copy)
+    plain = _ledger_with(tmp_path, 1)
+    assert not verify(plain, key="s3cret").ok
+    with pytest.raises(LedgerError, match="not sealed with a key"):
+        Accountant(ledger=SQLiteLedger(plain, key="s3cret"))
+
+
+def test_an_exported_head_detects_a_rollback(tmp_path):
+    """Even a consistent rewrite (or an older copy of the file) is detected against a head
+    exported earlier: that spend must still be stored with that hash."""
+    import shutil
+
+    path = _ledger_with(tmp_path, 2)
+    old = str(tmp_path / "old.db")
+    shutil.copy(path, old)
+    with Accountant(ledger=path) as acct:
+        acct.spend(ZCDP(0.001))
+    rep = verify(path)
+    assert rep.ok and rep.exported_head == f"3:{rep.head}" and rep.last_id == 3
+    assert verify(path, head=rep.exported_head).ok
+    shutil.copy(old, path)  # the whole file replaced by an older, self-consistent copy
+    assert verify(path).ok  # undetectable from the file alone ...
+    back = verify(path, head=rep.exported_head)
+    assert not back.ok and "rolled back" in back.problems[0][1]  # ... but not against the exported head
+    assert verify(path, head=f"0:{verify(path).head}").ok is False  # genesis ≠ head of 2 spends
+    with pytest.raises(DomainError, match="head must be"):
+        verify(path, head="3:xyz")
 
 
 # ----- reading every kind of ledger ---------------------------------------------------------
@@ -433,3 +540,55 @@ def test_ledger_tools_on_1e5_spends_use_memory_independent_of_the_length(tmp_pat
             print(f"  {name:<18} {a:9.1f}  {b:11.1f}")
     for name, a, b in rows:
         assert b - a < 60.0, f"{name}: {a:.1f} MB on 10 spends, {b:.1f} MB on 10⁵"
+
+
+def test_cli_verify_head_key_file_and_adopt(tmp_path):
+    """`renyi ledger verify` prints the exported head and checks one given with --head and a
+    key given with --key-file; `renyi ledger adopt` chains an unchained ledger on request."""
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    run = CliRunner().invoke
+    path = _ledger_with(tmp_path, 2)
+    r = run(app, ["ledger", "verify", path])
+    assert r.exit_code == 0 and "head sealed (SHA-256); head 2:" in r.output
+    head = r.output.strip().rsplit(" ", 1)[-1]
+    assert run(app, ["ledger", "verify", path, "--head", head]).exit_code == 0
+    assert run(app, ["ledger", "verify", path, "--head", "3" + head[1:]]).exit_code == 1
+    assert run(app, ["ledger", "verify", path, "--head", "nonsense"]).exit_code == 2
+    key = tmp_path / "key"
+    key.write_text("s3cret\n")
+    r = run(app, ["ledger", "verify", path, "--key-file", str(key)])
+    assert r.exit_code == 1 and "not sealed with one" in r.output
+    assert run(app, ["ledger", "verify", path, "--key-file", str(tmp_path)]).exit_code == 2
+    _sql(path, "DROP TABLE renyi_head")
+    assert run(app, ["ledger", "verify", path]).exit_code == 1
+    r = run(app, ["ledger", "adopt", path])
+    assert r.exit_code == 0 and "adopted, 2 spends" in r.output
+    assert run(app, ["ledger", "verify", path]).exit_code == 0
+    assert run(app, ["ledger", "adopt", path]).exit_code == 2
+
+
+def test_ledger_show_and_export_never_print_raw_terminal_escapes(tmp_path):
+    """Labels are text from a file anyone may have written: `ledger show` and `export` write
+    escape sequences, C1 controls and bidi overrides as visible escapes (JSON stays the same
+    value); a piped `show` is not cut at 120 columns."""
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    path = str(tmp_path / "e.db")
+    evil = "ok\x1b]0;pwned\x07\x1b[2J\x9b31m\u202egnp.exe" + "x" * 150
+    with Accountant(budget=ZCDP(1.0), ledger=path) as acct:
+        acct.spend(ZCDP(0.001), label=evil)
+    run = CliRunner().invoke
+    for args in (["ledger", "show", path], ["ledger", "export", path], ["ledger", "export", path, "--format", "csv"],
+                 ["ledger", "show", path, "--json"]):
+        r = run(app, args)
+        assert r.exit_code == 0, r.output
+        assert not any(c in r.output for c in "\x1b\x07\x9b\u202e"), args
+        assert "\\x1b" in r.output or "\\u001b" in r.output
+    assert "x" * 150 in run(app, ["ledger", "show", path]).output  # the whole label, not cut
+    exported = json.loads(run(app, ["ledger", "export", path]).output)
+    assert exported["records"][0]["label"] == evil  # JSON escapes: the same value

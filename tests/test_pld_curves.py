@@ -435,3 +435,16 @@ def test_curves_at_numerical_extremes_are_valid_and_never_raise() -> None:
     assert epsilon_bounds([(GDP(0.0), 3)], 1e-5) == (0.0, 0.0)
     t = tradeoff([(PureDP(0.0), 4)], [0.2])
     assert t.upper[0] == pytest.approx(0.2)
+
+
+def test_tradeoff_figure_says_fpr_and_shows_low_rates_on_log_axes() -> None:
+    """The FPR axis is not labelled α (renyi's word for the Rényi order), and the axes are
+    logarithmic by default: the low false-positive rates the report quotes are visible."""
+    from renyi.plots import tradeoff_figure
+
+    step = [(PoissonSubsampled(Gaussian(1.0), 0.05), 50)]
+    ax = tradeoff_figure(step, points=5).axes[0]
+    assert "α" not in ax.get_xlabel() and "FPR" in ax.get_xlabel()
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log" and ax.get_xlim()[0] <= 1e-5
+    lin = tradeoff_figure(step, points=5, log_fpr=False).axes[0]
+    assert lin.get_xscale() == "linear"

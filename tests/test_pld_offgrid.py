@@ -250,3 +250,12 @@ def test_issue_cases_against_dp_accounting():
         theirs = acc.get_epsilon(delta)
         lo, hi = pld.epsilon_bounds([(PoissonSubsampled(Gaussian(sigma), q), steps)], delta)
         assert lo * 0.995 <= theirs <= hi * 1.005
+
+
+def test_notes_do_not_pile_up_on_delta_questions():
+    """δ-questions record why a bracket is wide too; only ε-questions report it, and the list
+    is emptied per question (it grew by one entry per wide δ-question before)."""
+    m = [(PoissonSubsampled(Gaussian(1.2386224150367546), 0.0002545391330670227), 2243)]
+    for e in (0.05, 0.06, 0.07):
+        pld.delta_bounds(m, e)
+    assert len(dist._NOTES) <= 2

@@ -123,3 +123,13 @@ def test_dpsgd_mixed_with_randomized_response_is_tighter():
     assert c.value > routes.best_epsilon(m.compose(1000), 1e-5).value
     _, items = align([(m, 1000), (RandomizedResponse(1.0), 1)])
     assert isinstance(items[0][0], PoissonSubsampledReplaceOne)
+
+
+def test_one_run_uses_the_pair():
+    """One run under replace-one is a subsampled mechanism: the PLD route (the pair's exact
+    profile) is in the default minimum, below the group-of-two RDP curve's conversion."""
+    r = PoissonSubsampledReplaceOne(Gaussian(1.0), 0.05)
+    c = routes.best_epsilon(r, 1e-3)
+    assert c.method == "pld"
+    assert c.value == pytest.approx(pld.epsilon_bounds([(r, 1)], 1e-3)[1])
+    assert c.value < routes.best_epsilon(r, 1e-3, "rdp").value

@@ -370,7 +370,7 @@ def test_shipped_example_runs(tmp_path):
 def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, units):
     """The kept rows are each individual's m rows of smallest salted hash (what a row_number()
     window keeps), also when identical rows tie: never more than m rows per individual."""
-    from renyi.release.duckdb import kept_sql
+    from renyi.release.duckdb import kept_column, kept_sql
 
     rng = np.random.default_rng(11)
     n = 20_000
@@ -385,12 +385,161 @@ def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, 
         eng._con.execute(kept_sql(plan, 77))
         per_unit = eng._con.execute("SELECT max(c) FROM (SELECT count(*) c FROM __renyi_kept GROUP BY __renyi_unit)")
         assert per_unit.fetchone()[0] == m
-        got = eng._con.execute("SELECT grp, count(*), sum(x) FROM __renyi_kept GROUP BY grp ORDER BY grp").fetchall()
+        grp, x = kept_column(plan, "grp"), kept_column(plan, "x")
+        got = eng._con.execute(f"SELECT {grp}, count(*), sum({x}) FROM __renyi_kept GROUP BY {grp} ORDER BY {grp}"
+                               ).fetchall()
         ref = eng._con.execute(
             f"SELECT grp, count(*), sum(x) FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
             f"hash(77::UBIGINT, id, grp, x)) AS rn FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} "
             "GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref
+
+
+# ----- data column names never meet the engine's own ----------------------------------------------
+@pytest.mark.parametrize("name", ["__renyi_rn", "__renyi_h", "__renyi_n", "__renyi_hs", "__RENYI_RN", "__renyi_c0",
+                                  "__renyi_unit", "__renyi_kept", "idx", "v", "gr", "rr", "k0", "n", "s"])
+def test_a_column_named_like_an_internal_one_changes_nothing(tmp_path, name):
+    """A data column may have any name: 50 people × 20 rows with max_rows_per_unit = 1 sum to
+    50, counted or summed, whatever the column is called (a column named ``__renyi_rn`` once
+    replaced the row number and released 1000; one named ``__renyi_unit`` grouped by the unit)."""
+    ids = np.repeat(np.arange(50), 20)
+    con = duckdb.connect()
+    con.register("t", {"id": ids, "w": np.ones(1000), "g": (np.arange(1000) % 3).astype(np.int64)})
+    con.execute(f'COPY (SELECT id, w AS "{name}", g AS "{name}_g" FROM t) TO \'{tmp_path / "t.csv"}\' (FORMAT CSV, HEADER)')
+    con.close()
+    s = {"data": {"source": str(tmp_path / "t.csv"), "privacy_unit": "id", "max_rows_per_unit": 1},
+         "privacy": {"budget": {"rho": 1.0}},
+         "query": [{"name": "s", "type": "sum", "column": name, "bounds": [0, 1]},
+                   {"name": "c", "type": "count", "by": [f"{name}_g"], "keys": {f"{name}_g": ["0", "1", "2"]}}]}
+    plan = make_plan(parse_spec(s))
+    with DuckDBEngine(plan.spec.data) as eng:
+        agg = eng.aggregate(plan, 5)
+    assert agg["s"]["sum"].tolist() == [50] and agg["s"]["count"].tolist() == [50]
+    assert agg["c"]["count"].sum() == 50
+
+    # and with 20 rows each kept, a column named like the unit's alias groups by itself
+    s["data"]["max_rows_per_unit"] = 20
+    plan = make_plan(parse_spec(s))
+    with DuckDBEngine(plan.spec.data) as eng:
+        agg = eng.aggregate(plan, 5)
+    assert agg["s"]["sum"].tolist() == [1000]
+    assert agg["c"]["count"].tolist() == [334, 333, 333]
+
+
+@pytest.mark.parametrize("query, words", [
+    ({"type": "count", "by": ["ID"], "keys": {"ID": ["1"]}}, "privacy unit"),
+    ({"type": "sum", "column": "Id", "bounds": [0, 1]}, "privacy unit"),
+    ({"type": "count", "by": ["g", "G"], "keys": {"g": ["1"], "G": ["1"]}}, "twice"),
+    ({"type": "count", "by": ["Value"], "keys": {"Value": ["1"]}}, "output column"),
+    ({"type": "count", "by": ["lower"], "keys": {"lower": ["1"]}}, "output column"),
+])
+def test_names_equal_up_to_case_are_one_column(tmp_path, query, words):
+    """SQL matches column names without regard to case: grouping by "ID" is grouping by the
+    unit id, and a group column named like an output column would overwrite it."""
+    s = {"data": {"source": str(tmp_path / "t.csv"), "privacy_unit": "id"}, "privacy": {"budget": {"rho": 1.0}},
+         "query": [{"name": "q", **query}]}
+    with pytest.raises(SpecError, match=words):
+        parse_spec(s)
+
+
+# ----- paths that failed after the spend are refused before it ----------------------------------
+@pytest.mark.parametrize("case, words", [
+    ("out is a symlink", "symbolic link"),
+    ("ledger inside out", "inside the output directory"),
+    ("name over 255 bytes", "too long for a file name"),
+    ("noise beyond int64", "too large to release as 64-bit integers"),
+    ("source glob", "pattern of several files"),
+    ("another release holds out", "another release is writing"),
+])
+def test_paths_that_failed_after_the_spend_are_refused_before_it(tmp_path, case, words):
+    """Each of these passed the pre-spend checks, was spent, and then failed while writing."""
+    path = tmp_path / "t.csv"
+    make_table(path, 500, units=100)
+    out = tmp_path / "out"
+    ledger = tmp_path / "l.db"
+    qs, rho = None, 1.0
+    if case == "out is a symlink":
+        (tmp_path / "real").mkdir()
+        os.symlink(tmp_path / "real", out)
+    elif case == "ledger inside out":
+        out.mkdir()
+        ledger = out / "l.db"
+    elif case == "name over 255 bytes":
+        qs = [{"name": "é" * 130, "type": "count"}]
+    elif case == "noise beyond int64":
+        qs = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 1e12]}]
+        rho = 1e-12
+    elif case == "source glob":
+        path = tmp_path / "*.csv"
+        path.write_text("id,x\n1,2\n")
+    kw = {"ledger": str(ledger)}
+    sp = spec(path, tmp_path, queries=qs, rho=rho, **kw)
+    if case == "another release holds out":
+        import fcntl
+
+        fd = os.open(tmp_path / ".out.renyi-lock", os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(SpecError, match=words):
+            renyi.release(sp, out=out)
+    finally:
+        if case == "another release holds out":
+            os.close(fd)
+    assert _ledger_rows(ledger) == 0
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
+
+
+def test_stale_temporaries_of_killed_releases_are_removed(tmp_path):
+    """A release killed while writing leaves .out.tmp-*; the next release into out removes it."""
+    path = tmp_path / "t.csv"
+    make_table(path, 500, units=100)
+    stale = tmp_path / ".out.tmp-abc123"
+    stale.mkdir()
+    (stale / "counts.csv").write_text("partial")
+    other = tmp_path / ".other.tmp-abc123"  # another output's: left alone
+    other.mkdir()
+    renyi.release(spec(path, tmp_path, m=3), out=tmp_path / "out", rng=np.random.default_rng(0))
+    assert not stale.exists() and other.exists()
+    assert (tmp_path / "out" / "counts.csv").exists()
+    assert not (tmp_path / ".out.renyi-lock").exists()
+
+
+def test_a_duckdb_file_cannot_read_other_files(tmp_path):
+    """A supplied DuckDB file's views run with file access off: a view reading any file fails
+    (before the spend), the table itself is read."""
+    secret = tmp_path / "secret.csv"
+    secret.write_text("id,x\n1,42\n")
+    db = tmp_path / "d.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t AS SELECT range % 50 AS id, 1.0 AS x FROM range(200)")
+    con.execute(f"CREATE VIEW leak AS SELECT * FROM read_csv('{secret}')")
+    con.close()
+    q = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 100]}]
+    base = {"privacy_unit": "id", "format": "duckdb", "max_rows_per_unit": 10}
+    ok = {"data": {"source": str(db), "table": "t", **base}, "privacy": {"budget": {"rho": 1.0}}, "query": q}
+    plan = make_plan(parse_spec(ok))
+    with DuckDBEngine(plan.spec.data) as eng:
+        assert eng.aggregate(plan, 1)["s"]["sum"].tolist() == [200]
+    bad = {"data": {"source": str(db), "table": "leak", **base}, "privacy": {"budget": {"rho": 1.0}}, "query": q}
+    plan = make_plan(parse_spec(bad))
+    with pytest.raises(SpecError) as info:
+        with DuckDBEngine(plan.spec.data) as eng:
+            eng.columns()
+            eng.aggregate(plan, 1)
+    assert "42" not in str(info.value)
+
+
+def test_data_values_never_appear_in_errors(tmp_path):
+    """A value that breaks the CSV's sniffed type fails the release before the spend with a
+    SpecError whose message holds no data (DuckDB quotes the value and the whole line)."""
+    rows = ["id,x"] + [f"{i},{i}" for i in range(30_000)] + ["7,alice-secret-1979"]  # past the sniffed sample
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    q = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 10]}]
+    sp = spec(tmp_path / "t.csv", tmp_path, queries=q, ledger=str(tmp_path / "l.db"))
+    with pytest.raises(SpecError) as info:
+        renyi.release(sp, out=tmp_path / "out")
+    assert "alice" not in str(info.value) and info.value.__cause__ is None
+    assert _ledger_rows(tmp_path / "l.db") == 0
 
 
 def test_new_query_types_end_to_end_with_targets_post_and_public_truncation(tmp_path):

@@ -666,25 +666,17 @@ def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:
         PipelineError: missing/unreadable file, syntax error (with its line number) or an
             invalid pipeline.
     """
+    from renyi.core._validation import read_user_text
+
     p = os.fspath(path)
-    try:
-        with open(p, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise PipelineError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise PipelineError(f"{p}: is a directory, not a pipeline file") from None
-    except OSError as e:
-        raise PipelineError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PipelineError(f"{p}: not a UTF-8 text file") from None
+    text = read_user_text(p, "a pipeline file", PipelineError)
     if p.lower().endswith(".json"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise PipelineError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:  # [[[[...]]]] nested beyond Python's recursion limit
+            raise PipelineError(f"{p}: JSON nested too deeply") from None
     else:
         import tomllib
 

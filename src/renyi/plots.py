@@ -501,11 +501,15 @@ def tradeoff_data(composition: Any, *, points: int = 60, log_fpr: bool = False) 
 
 
 @_styled
-def tradeoff_figure(composition: Any, *, points: int = 60, log_fpr: bool = False, title: str = "",
+def tradeoff_figure(composition: Any, *, points: int = 60, log_fpr: bool = True, title: str = "",
                     ax: Any = None) -> Figure:
     """The attacker's true-positive rate against the false-positive rate: the PLD's certified
     upper bound (with its lower end), the tightest μ-GDP curve that holds, the RDP-implied
-    bound for comparison and the random-guess diagonal. Lower curves mean more privacy."""
+    bound for comparison and the random-guess diagonal. Lower curves mean more privacy.
+
+    The axes are logarithmic by default (``log_fpr=False``: linear): the low false-positive
+    rates where a membership attack matters (and which the report quotes) are a sliver of a
+    linear axis. The false-positive rate is not called α here: α is the Rényi order."""
     d = tradeoff_data(composition, points=points, log_fpr=log_fpr)
     fig, ax = _target(ax)
     x = d["fpr"]
@@ -530,14 +534,14 @@ def tradeoff_figure(composition: Any, *, points: int = 60, log_fpr: bool = False
     else:
         ax.set_xlim(0.0, 1.0)
         ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("false-positive rate α")
+    ax.set_xlabel("false-positive rate (FPR)")
     ax.set_ylabel("true-positive rate (upper bound)")
     ax.set_title(title or "Membership test trade-off")
     ax.legend(loc="lower right")
     return fig
 
 
-def _tradeoff_report(report: Any, *, points: int = 60, log_fpr: bool = False) -> Figure:
+def _tradeoff_report(report: Any, *, points: int = 60, log_fpr: bool = True) -> Figure:
     return tradeoff_figure(report.total, points=points, log_fpr=log_fpr,
                            title=f"Membership test trade-off of {_name(report)}")
 

@@ -61,6 +61,8 @@ COUNTS: Counter[str] = _Counts()
 BY_TARGET: dict[str, Counter[str]] = {}
 CURRENT = ["(outside a fuzz target)"]
 FINDINGS: list[str] = []
+#: the first in-domain inputs refused per target, with the message (the closing note explains them)
+REFUSED: dict[str, list[str]] = {}
 KINDS = ("non_library", "nan", "hang", "accepted_invalid", "invalid_result")
 
 
@@ -157,6 +159,9 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
             record("non_library", f"{what}: {type(exc).__name__} without a message")
         elif isinstance(exc, DomainError) and valid:
             COUNTS["rejected_valid"] += 1
+            seen = REFUSED.setdefault(CURRENT[0], [])
+            if len(seen) < 20:
+                seen.append(f"{what[:200]}: {str(exc)[:200]}")
         else:
             COUNTS["library_error"] += 1
         return None

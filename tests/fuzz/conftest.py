@@ -24,7 +24,7 @@ def pytest_collection_finish(session):  # noqa: ARG001
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, SHORT, TIMEOUT
+    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, REFUSED, SHORT, TIMEOUT
 
     if not COUNTS["tried"]:
         return
@@ -46,5 +46,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
     if out:
         with open(out, "w", encoding="utf-8") as fh:
             json.dump({"timeout_s": TIMEOUT, "examples_short": SHORT, "examples_long": LONG, "totals": dict(COUNTS),
-                       "by_target": {k: dict(v) for k, v in BY_TARGET.items()}}, fh, indent=2, sort_keys=True)
+                       "by_target": {k: dict(v) for k, v in BY_TARGET.items()},
+                       "refused_in_domain_examples": REFUSED}, fh, indent=2, sort_keys=True)
         tr.write_line(f"fuzz summary written to {out}")

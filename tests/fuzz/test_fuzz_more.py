@@ -227,6 +227,10 @@ def _noise_mechanism() -> st.SearchStrategy[Any]:
                      st.builds(renyi.DiscreteLaplace, st.floats(0.2, 100.0)))
 
 
+def _is_zero(x: Any) -> bool:
+    return isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, bool) and x == 0
+
+
 @pytest.mark.parametrize("examples", BUDGETS)
 def test_fuzz_accuracy(examples):
     """accuracy.half_width/noise_for/failure_probability/rr_estimate/allocate."""
@@ -244,7 +248,9 @@ def test_fuzz_accuracy(examples):
                  check=nonneg_ok)
         elif which == 2:
             call(f"failure_probability({mech!r}, {hw!r}, {cells!r}, method={method!r})", accuracy.failure_probability,
-                 mech, hw, cells, method=method, valid=all_ok([None if h_ok else h_ok, None if n_ok else n_ok, m_ok]),
+                 # λ ∈ [0, ∞) here (P[|Z| > 0] is a probability), unlike noise_for's half-width > 0
+                 mech, hw, cells, method=method,
+                 valid=all_ok([None if (h_ok or _is_zero(hw)) else h_ok, None if n_ok else n_ok, m_ok]),
                  check=prob_ok)
         elif which == 3:
             rr = renyi.RandomizedResponse(1.0, k=max(2, len(counts)) if isinstance(counts, list) else 2)

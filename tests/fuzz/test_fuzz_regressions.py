@@ -256,3 +256,32 @@ def test_optimal_homogeneous_composition_with_no_room_for_delta_prime() -> None:
 
     with pytest.raises(DomainError, match="delta_prime"):
         optimal_homogeneous_composition(4.8e299, 0.87, 1539, 5e-324)
+
+
+def test_dpsgd_steps_at_a_huge_target_is_a_capped_int():
+    """ε = 6e299 at a rate of 5e-324: the solver's T was +∞ and int(min(floor(∞), 2⁶²)) raised
+    OverflowError; the answer is now the cap, verified like any other."""
+    t = renyi.dpsgd.steps(6.219569876578099e+299, 5e-324, 1.0000000000000002, 5e-324)
+    assert int(t) == 1 << 62
+
+
+@pytest.mark.parametrize("lam", [0.0, -0.0])
+def test_failure_probability_at_zero_half_width_is_in_domain(lam):
+    """λ = 0 is in failure_probability's domain [0, ∞) (the fuzz oracle counted it as accepted
+    out of domain): P[|Z| > 0] < 1 for discrete noise, which is 0 with positive probability."""
+    from renyi.accuracy import failure_probability
+
+    p = failure_probability(renyi.DiscreteLaplace(100.0), lam, 1)
+    assert 0.99 < p < 1.0
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.array([1.0, 2.0]), lambda a: "x", lambda a: np.ones((2, 2)),
+                                lambda a: {"a": 1}])
+def test_a_user_curve_of_the_wrong_shape_is_a_domain_error(fn):
+    """A user's RDP curve returning the wrong shape or type raised numpy's ValueError
+    ("operands could not be broadcast"): now a DomainError saying what the curve must return."""
+    g = renyi.RDP(fn)
+    for call in (lambda: g.rdp(2.0), lambda: g.rdp(np.array([2.0, 3.0, 4.0])), lambda: g.epsilon(1e-5),
+                 lambda: renyi.compose(g, renyi.Gaussian(1.0)).epsilon(1e-5)):
+        with pytest.raises(DomainError, match="must return one real number per order"):
+            call()

@@ -209,6 +209,10 @@ def _gauss_z(log_cell: float) -> float:
 
 
 # --------------------------------------------------------------------------- half-widths
+#: integers from here on are not all doubles: k and k ± 1 give the same tail
+_EXACT_INT = 2**53
+
+
 def _cell_half_width(kind: str, param: float, log_cell: float) -> float:
     """The smallest λ (an integer for discrete noise) with P[|Z| > λ] ≤ β_cell, rounded up."""
     if kind == "gaussian":
@@ -219,6 +223,10 @@ def _cell_half_width(kind: str, param: float, log_cell: float) -> float:
         # 2r^{k+1}/(1+r) ≤ β  ⇔  k + 1 ≥ t·(log 2 − log(1 + r) − log β)
         need = param * (_LOG2 - math.log1p(math.exp(-1.0 / param)) - log_cell)
         k = max(0, math.ceil(need) - 1)
+        if k >= _EXACT_INT:
+            # beyond 2⁵³ the tail, a function of the float k/t, cannot tell k from k ± 1: the
+            # step loops below would never end (a tiny ρ hung --dry-run); round up instead
+            return float(math.ceil(need * (1.0 + _MARGIN)))
         while k > 0 and _dlap_log_tail(param, k - 1) <= log_cell:
             k -= 1
         while _dlap_log_tail(param, k) > log_cell:
@@ -226,6 +234,8 @@ def _cell_half_width(kind: str, param: float, log_cell: float) -> float:
         return float(k)
     else:
         cont = max(0, math.ceil(param * max(_gauss_z(log_cell), 0.0)))  # always valid (module docstring)
+        if cont >= _EXACT_INT:
+            return float(cont)  # (as above: floats cannot refine k here, and cont is valid)
         if int(math.ceil(40.0 * param)) + cont > _MAX_TERMS:
             k = cont
             while k > 0 and _dg_log_tail(param, k - 1) <= log_cell:  # a step or two at most

@@ -182,6 +182,10 @@ def _zcdp_of(g: Guarantee) -> Guarantee:
 
 
 def _native_eps(g: Any, delta: float) -> Conversion:
+    if not delta > 0.0:
+        # a share of a tiny δ (5e-324 split over runs) underflows to 0: this route has no
+        # answer, which is not the caller's out-of-domain δ (it was refused as "got 0.0")
+        raise ConversionError(f"the δ share of one run underflows to 0 (δ = {delta!r})")
     return g.best_epsilon(delta, method="native")  # type: ignore[no-any-return]
 
 
@@ -293,13 +297,13 @@ def _single_unsubsampled(it: Items) -> bool:
     if one is None:
         return False
     from renyi.sampling.allocation import RandomAllocation
-    from renyi.sampling.subsampling import PoissonSubsampled, SubsampledWithoutReplacement
+    from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement
 
     if isinstance(one, RandomAllocation):
         # one epoch of a sampled mechanism: the PLD route is its tight bound (t = 1 and k = t
         # are no sampling: the direct route is exact there)
         return one.steps == 1 or one.k == one.steps
-    return not isinstance(one, (PoissonSubsampled, SubsampledWithoutReplacement))
+    return not isinstance(one, (PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement))
 
 
 _PLD_DETAIL = "privacy loss distributions: pessimistic (upper) and optimistic (lower) discretisation"
@@ -451,11 +455,15 @@ def _advanced_epsilon(it: Items, delta: float) -> Conversion:
         if math.isfinite(p):
             cands = [k * p, float(advanced_composition(p, 0.0, k, share).epsilon)]
         else:
+            # δ split over k runs may underflow to 0 (δ = 5e-324 was refused as "got 0.0"):
+            # a share that is 0 gives no candidate rather than an out-of-domain call
             run = share / (2.0 * k)
-            cands = [k * _native_eps(g, share / k).value]
-            e_run = _native_eps(g, run).value
+            cands = [k * _native_eps(g, share / k).value] if share / k > 0.0 else []
+            e_run = _native_eps(g, run).value if run > 0.0 else math.inf
             if math.isfinite(e_run):
                 cands.append(float(advanced_composition(e_run, run, k, share / 2.0).epsilon))
+            if not cands:
+                raise ConversionError(f"δ = {delta!r} is too small to split over {k} runs (the share underflows)")
         total.append(min(cands))
     adv = Conversion(conv.round_up(math.fsum(total)), None,
                      "DRV10 Thm III.3 per mechanism (or basic if smaller), then summed; δ split evenly "

@@ -14,6 +14,7 @@ is JSON (``repr`` round-trips IEEE doubles exactly), non-finite values are the s
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
@@ -46,6 +47,8 @@ __all__ = [
     "open_readonly",
     "header_hash",
     "record_hash",
+    "head_seal",
+    "adopt_unchained",
     "guarantee_to_json",
     "guarantee_from_json",
     "encode_floats",
@@ -337,6 +340,38 @@ def record_hash(prev: str, rec: SpendRecord) -> str:
     return _row_hash(prev, _stored_row(rec, key))
 
 
+#: Header key naming how the chain head is sealed: ``"sha256"`` or ``"hmac-sha256"`` (keyed).
+#: Ledgers created before seals have no such key and an unsealed head (see docs/accountant.md).
+SEAL_KEY = "head_seal"
+#: Environment variable holding the key of keyed ledgers (any text; its UTF-8 bytes are the key).
+KEY_ENV = "RENYI_LEDGER_KEY"
+_SEAL_TAG = "renyi-ledger-head-v1"
+
+
+def head_seal(kind: str, genesis: str, last_id: int, last_hash: str, key: bytes | None = None) -> str:
+    """The seal of a chain head: SHA-256, or HMAC-SHA-256 under ``key``, of the genesis, the
+    number of spends and the hash of the last one.
+
+    A row's hash never equals a seal (different tag), so copying a row's hash into the head
+    after deleting the rows above it no longer passes; only a program that recomputes the
+    seal (or, for a keyed seal, one that also holds the key) can truncate the ledger unseen.
+    """
+    text = f"{_SEAL_TAG}\n{genesis}\n{int(last_id)}\n{last_hash}".encode()
+    if kind == "hmac-sha256":
+        if key is None:
+            raise LedgerError(f"this ledger's head is sealed with a key: set {KEY_ENV} (or pass key=) to write or "
+                              "check it")
+        return hmac.new(key, text, hashlib.sha256).hexdigest()
+    if kind == "sha256":
+        return hashlib.sha256(text).hexdigest()
+    raise LedgerError(f"unknown head seal {kind!r} in the ledger header")
+
+
+def _env_key() -> bytes | None:
+    k = os.environ.get(KEY_ENV)
+    return k.encode() if k else None
+
+
 def _stored_row(rec: SpendRecord, curve_key: str) -> tuple[Any, ...]:
     return (
         rec.id, float(rec.time), rec.label, rec.count, _dump(rec.guarantee), rec.mechanism, curve_key,
@@ -358,7 +393,10 @@ class VerifyReport:
         head: the hash of the last row (or of the header when there is none); keep a copy
             elsewhere to detect the deletion of the newest rows later.
         problems: ``(row id or None for the header, message)`` for every inconsistency.
-        chained: False for a schema-1 ledger, which has no hash chain to check.
+        chained: False for a ledger without a hash chain (schema 1, or a chain removed).
+        last_id: the id of the last stored spend (0 when there is none).
+        seal: how the head was checked: ``"sha256"``, ``"hmac-sha256"`` (with the key), or
+            ``"none"`` (a ledger created before seals: the head is not sealed).
     """
 
     path: str
@@ -366,11 +404,19 @@ class VerifyReport:
     head: str | None
     problems: tuple[tuple[int | None, str], ...]
     chained: bool = True
+    last_id: int = 0
+    seal: str = "none"
 
     @property
     def ok(self) -> bool:
         """True when the hash chain is intact and no row has a problem."""
         return self.chained and not self.problems
+
+    @property
+    def exported_head(self) -> str | None:
+        """``"<last id>:<hash>"``: keep it outside the ledger's trust domain and pass it to a later
+        :func:`verify` (``head=``) or ``renyi ledger verify --head`` to detect a rollback."""
+        return None if self.head is None else f"{self.last_id}:{self.head}"
 
 
 # --------------------------------------------------------------------------------------
@@ -504,8 +550,9 @@ _CREATE = (
     # The end of the hash chain: hash of the header (genesis) and of the last row, so that
     # deleting the newest rows, or editing the header of an empty ledger, is detected too.
     "CREATE TABLE renyi_head (id INTEGER PRIMARY KEY CHECK (id = 1), genesis TEXT NOT NULL,"
-    " last_id INTEGER NOT NULL, hash TEXT NOT NULL)",
+    " last_id INTEGER NOT NULL, hash TEXT NOT NULL, seal TEXT)",
 )
+_CREATE_HEAD = _CREATE[-1]
 
 _ROW = ("s.id, s.time, s.label, s.count, s.guarantee, s.mechanism, s.curve, s.eps_inf, s.xi, s.rho, s.mu,"
         " s.delta")
@@ -606,17 +653,32 @@ class SQLiteLedger(Ledger):
     * Disk-full and I/O errors raise :class:`LedgerError`; the failed write is rolled back
       and was never acknowledged.
 
+    * **Sealed head**: the head also stores a seal of (genesis, last id, last hash), SHA-256,
+      or HMAC-SHA-256 when a key is given (``key=`` or the ``RENYI_LEDGER_KEY`` environment
+      variable); deleting the newest rows and copying a row's hash into the head is detected.
+    * A ledger **without a chain** (schema 1, or a chain removed) is refused for writing: it is
+      never re-chained silently (:func:`adopt_unchained` does it on request).
+
     Args:
         path: file name (not ``""`` or ``":memory:"``: use :class:`MemoryLedger`). A missing or
             empty file becomes a new ledger.
         timeout: seconds to wait for another process's write lock.
+        key: the key of a keyed seal (None: ``$RENYI_LEDGER_KEY`` if set). A new ledger made
+            with a key is sealed with HMAC-SHA-256 and can then be written only with that key.
     """
 
     path: str  # always a file name here (the base class allows None for memory ledgers)
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0,
+                 key: str | bytes | None = None) -> None:
         self.path = _check_path(path)
         self._timeout = float(timeout)
+        if isinstance(key, str):
+            key = key.encode()
+        if key is not None and (not isinstance(key, bytes) or not key):
+            raise DomainError("key must be a non-empty str or bytes", name="key", value=None)
+        self._key = key if key is not None else _env_key()
+        self._genesis_hash: str | None = None
         self._con: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._chained = True
@@ -650,17 +712,34 @@ class SQLiteLedger(Ledger):
     def initialize(self, header: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             if self._existing is None:
+                header = {**header, SEAL_KEY: "hmac-sha256" if self._key is not None else "sha256"}
                 if not os.path.exists(self.path):
-                    _create_atomically(self.path, header)
+                    _create_atomically(self.path, header, self._key)
                 self._existing = _inspect_sqlite(self.path)
                 if self._existing is None:  # an empty file: initialise it in place
                     self._existing = self._initialize_in_place(header)
             con = self._connect()
             if not _has_chain(con):
-                self._upgrade(con)
+                # Never re-chain silently: dropping the head and the hash column must not turn
+                # an edited ledger into a trusted one on the next open.
+                n = _count_rows(con, self.path)
+                raise LedgerError(
+                    f"ledger {self.path!r} has no hash chain ({n} spends; written before chains, or the chain was "
+                    "removed): renyi cannot vouch for its rows. Inspect them (renyi ledger show/export) and, if they "
+                    "are right, adopt it explicitly: renyi ledger adopt PATH")
             self._chained = True
+            self._check_seal_kind(self._existing)
             copy: dict[str, Any] = json.loads(json.dumps(self._existing))
             return copy
+
+    def _check_seal_kind(self, header: dict[str, Any]) -> None:
+        kind = header.get(SEAL_KEY)
+        if kind == "hmac-sha256" and self._key is None:
+            raise LedgerError(f"ledger {self.path!r} is sealed with a key: set {KEY_ENV} (or pass key=) to use it")
+        if self._key is not None and kind != "hmac-sha256":
+            # a key was given: a ledger whose seal is not keyed may have been rebuilt without it
+            raise LedgerError(f"ledger {self.path!r} is not sealed with a key (seal: {kind or 'none'}), but a key was "
+                              f"given: it was created without one, or rebuilt by someone without the key")
 
     def _initialize_in_place(self, header: dict[str, Any]) -> dict[str, Any]:
         con = self._connect()
@@ -674,7 +753,7 @@ class SQLiteLedger(Ledger):
                     return stored
                 if names:
                     raise LedgerError(f"{self.path!r} is a SQLite database but not a renyi ledger")
-                _create_schema(con, header)
+                _create_schema(con, header, self._key)
                 con.execute("COMMIT")
             except BaseException:
                 _rollback_quietly(con)
@@ -689,16 +768,20 @@ class SQLiteLedger(Ledger):
         return copy
 
     def _upgrade(self, con: sqlite3.Connection) -> None:
-        """Schema 1 → 2: add the hash chain over the existing rows (one transaction)."""
+        """Add a (sealed) hash chain over the existing rows of an unchained ledger (one
+        transaction). Only :func:`adopt_unchained` calls this: it vouches for rows nothing checked."""
         try:
             con.execute("BEGIN IMMEDIATE")
             try:
                 if not _has_chain(con):
-                    con.execute("ALTER TABLE renyi_spends ADD COLUMN hash TEXT")
-                    con.execute("CREATE TABLE renyi_head (id INTEGER PRIMARY KEY CHECK (id = 1), genesis TEXT"
-                                " NOT NULL, last_id INTEGER NOT NULL, hash TEXT NOT NULL)")
+                    cols = {r[1] for r in con.execute("PRAGMA table_info(renyi_spends)")}
+                    if "hash" not in cols:
+                        con.execute("ALTER TABLE renyi_spends ADD COLUMN hash TEXT")
+                    con.execute(_CREATE_HEAD)
                     con.execute("UPDATE renyi_header SET value = ? WHERE key = 'schema_version'",
                                 (_dump(SCHEMA_VERSION),))
+                    con.execute("INSERT OR REPLACE INTO renyi_header (key, value) VALUES (?, ?)",
+                                (SEAL_KEY, _dump("hmac-sha256" if self._key is not None else "sha256")))
                     header = _read_header(con, self.path)
                     prev = genesis = header_hash(header)
                     last = 0
@@ -708,8 +791,8 @@ class SQLiteLedger(Ledger):
                         prev = _row_hash(prev, row[:12])
                         con.execute("UPDATE renyi_spends SET hash = ? WHERE id = ?", (prev, row[0]))
                         last = row[0]
-                    con.execute("INSERT INTO renyi_head (id, genesis, last_id, hash) VALUES (1, ?, ?, ?)",
-                                (genesis, last, prev))
+                    con.execute("INSERT INTO renyi_head (id, genesis, last_id, hash, seal) VALUES (1, ?, ?, ?, ?)",
+                                (genesis, last, prev, head_seal(header[SEAL_KEY], genesis, last, prev, self._key)))
                     self._existing = header
                 con.execute("COMMIT")
             except BaseException:
@@ -760,6 +843,7 @@ class SQLiteLedger(Ledger):
         if row is None or row[0] != genesis:
             raise LedgerError(f"ledger {self.path!r} failed verification: the header (budget, grid or filter "
                               "settings) was edited after creation")
+        self._genesis_hash = genesis
         return genesis
 
     def _scan(self, con: sqlite3.Connection, last_id: int) -> Iterator[SpendRecord]:
@@ -793,10 +877,15 @@ class SQLiteLedger(Ledger):
                 expected += 1
                 if rid > last_id:
                     yield _row_to_record(row)
-            head = con.execute("SELECT last_id, hash FROM renyi_head WHERE id = 1").fetchone()
+            head = _read_head(con)
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot read ledger {self.path!r}: {exc}") from None
-        if head is not None and head[0] > expected - 1 and not con.in_transaction:
+        if head is None:
+            raise LedgerError(f"ledger {self.path!r} failed verification: its chain head is missing")
+        if head[0] == expected - 1:
+            self._check_head(head, expected - 1, prev)
+            return
+        if head[0] > expected - 1 and not con.in_transaction:
             # Outside a write transaction the head and the rows come from one snapshot only when
             # read together; re-check under the lock before accusing anyone.
             head2 = self._head_consistent(con)
@@ -806,6 +895,24 @@ class SQLiteLedger(Ledger):
         elif head is not None and head[0] > expected - 1:
             raise LedgerError(f"ledger {self.path!r} failed verification: spends {expected}..{head[0]} were "
                               "deleted (the chain head records more rows than are stored)")
+
+    def _check_head(self, head: tuple[Any, ...], last_id: int, last_hash: str) -> None:
+        """The head names the last row, and its seal is that of (genesis, last id, last hash)."""
+        kind = (self._existing or {}).get(SEAL_KEY)
+        if head[1] != last_hash:
+            raise LedgerError(f"ledger {self.path!r} failed verification: the chain head does not match spend "
+                              f"{last_id} (the newest spends were deleted, or the head was edited)")
+        if kind is None:  # created before seals: nothing more to check
+            return
+        genesis = self._genesis_hash
+        if genesis is None:
+            return  # not yet read from the start (cannot happen after a scan from 0)
+        if self._key is None and kind == "hmac-sha256":
+            return  # read-only use without the key: the chain is checked, the seal cannot be
+        if head[2] is None or not hmac.compare_digest(str(head[2]), head_seal(kind, genesis, last_id, last_hash,
+                                                                                   self._key)):
+            raise LedgerError(f"ledger {self.path!r} failed verification: the chain head's seal does not match "
+                              f"(the newest spends were deleted and the head rewritten, or the head was edited)")
 
     def _head_consistent(self, con: sqlite3.Connection) -> int | None:
         """The head's last id if it exceeds the stored rows in one consistent snapshot, else None."""
@@ -861,7 +968,7 @@ class _SQLiteTxn:
 
     def append(self, rec: SpendRecord) -> int:
         con = self.con
-        head = con.execute("SELECT last_id, hash FROM renyi_head WHERE id = 1").fetchone()
+        head = con.execute("SELECT last_id, hash, genesis FROM renyi_head WHERE id = 1").fetchone()
         if head is None:
             raise LedgerError(f"ledger {self.ledger.path!r} failed verification: its chain head is missing")
         new_id = int(head[0]) + 1
@@ -876,12 +983,32 @@ class _SQLiteTxn:
         except sqlite3.IntegrityError:
             raise LedgerError(f"ledger {self.ledger.path!r} failed verification: a spend with id {new_id} exists "
                               "beyond the chain head") from None
-        con.execute("UPDATE renyi_head SET last_id = ?, hash = ? WHERE id = 1", (new_id, h))
+        kind = (self.ledger._existing or {}).get(SEAL_KEY)
+        if kind is None:  # a ledger created before seals keeps its unsealed head
+            con.execute("UPDATE renyi_head SET last_id = ?, hash = ? WHERE id = 1", (new_id, h))
+        else:
+            seal = head_seal(kind, str(head[2]), new_id, h, self.ledger._key)
+            con.execute("UPDATE renyi_head SET last_id = ?, hash = ?, seal = ? WHERE id = 1", (new_id, h, seal))
         return new_id
 
 
 def _schema_names(con: sqlite3.Connection) -> set[str]:
     return {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+
+
+def _read_head(con: sqlite3.Connection) -> tuple[Any, Any, Any] | None:
+    """(last id, hash, seal or None) of the chain head; None when the head row is missing."""
+    cols = {r[1] for r in con.execute("PRAGMA table_info(renyi_head)")}
+    seal = "seal" if "seal" in cols else "NULL"
+    row = con.execute(f"SELECT last_id, hash, {seal} FROM renyi_head WHERE id = 1").fetchone()
+    return None if row is None else (row[0], row[1], row[2])
+
+
+def _count_rows(con: sqlite3.Connection, path: str) -> int:
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM renyi_spends").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise LedgerError(f"cannot read ledger {path!r}: {exc}") from None
 
 
 def _has_chain(con: sqlite3.Connection) -> bool:
@@ -891,7 +1018,7 @@ def _has_chain(con: sqlite3.Connection) -> bool:
         return False
 
 
-def _create_schema(con: sqlite3.Connection, header: dict[str, Any]) -> None:
+def _create_schema(con: sqlite3.Connection, header: dict[str, Any], key: bytes | None = None) -> None:
     """Create the tables and store the header (inside the caller's transaction)."""
     for stmt in _CREATE:
         con.execute(stmt)
@@ -899,7 +1026,10 @@ def _create_schema(con: sqlite3.Connection, header: dict[str, Any]) -> None:
                     [(k, _dump(v)) for k, v in header.items()])
     stored = {k: json.loads(_dump(v)) for k, v in header.items()}
     genesis = header_hash(stored)
-    con.execute("INSERT INTO renyi_head (id, genesis, last_id, hash) VALUES (1, ?, 0, ?)", (genesis, genesis))
+    kind = stored.get(SEAL_KEY)
+    seal = None if kind is None else head_seal(kind, genesis, 0, genesis, key)
+    con.execute("INSERT INTO renyi_head (id, genesis, last_id, hash, seal) VALUES (1, ?, 0, ?, ?)",
+                (genesis, genesis, seal))
 
 
 def _fsync_dir(directory: str) -> None:
@@ -915,7 +1045,7 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def _create_atomically(path: str, header: dict[str, Any]) -> None:
+def _create_atomically(path: str, header: dict[str, Any], key: bytes | None = None) -> None:
     """Build a complete ledger in a temporary file beside ``path`` and link it into place.
 
     ``os.link`` fails when ``path`` exists, so of several processes creating the same ledger
@@ -938,7 +1068,7 @@ def _create_atomically(path: str, header: dict[str, Any]) -> None:
                 con.execute("PRAGMA journal_mode=WAL")  # persistent: stored in the file header
                 con.execute("BEGIN IMMEDIATE")
                 try:
-                    _create_schema(con, header)
+                    _create_schema(con, header, key)
                     con.execute("COMMIT")
                 except BaseException:
                     _rollback_quietly(con)
@@ -1060,16 +1190,25 @@ def _inspect_sqlite(path: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------------------
 # Verification and streaming reads (for the CLI and auditors)
 # --------------------------------------------------------------------------------------
-def verify(path: str | os.PathLike[str]) -> VerifyReport:
+def verify(path: str | os.PathLike[str], *, key: str | bytes | None = None, head: str | None = None) -> VerifyReport:
     """Check a ledger file's hash chain without modifying it.
 
     Each row's stored hash is recomputed from the previous row's *stored* hash and the row's
     stored values, so an edited row is reported by its own id; a deleted row by the gap it
-    leaves (or, for the newest rows, by the chain head); swapped rows by both ids; an edited
-    header as a header problem.
+    leaves (or, for the newest rows, by the chain head and its seal); swapped rows by both ids;
+    an edited header as a header problem; a ledger without a chain as a problem.
+
+    What it cannot detect (docs/accountant.md): anyone who can write the file and recompute
+    SHA-256 can rewrite it consistently, unless the head is keyed (then they also need the
+    key); and a whole file replaced by an older copy of itself, unless an exported head of a
+    later state is given (``head``).
 
     Args:
         path: a ledger file.
+        key: the key of a keyed seal (None: ``$RENYI_LEDGER_KEY`` if set). With a key, a seal
+            that is not keyed is a problem (the file may have been rebuilt without the key).
+        head: an exported head ``"<last id>:<hash>"`` (:attr:`VerifyReport.exported_head` of an
+            earlier check): that spend must still be stored with that hash.
 
     Returns:
         A :class:`VerifyReport` (``ok`` when nothing was found).
@@ -1078,6 +1217,10 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
         LedgerError: the file is missing, foreign, corrupted beyond reading, or newer.
     """
     p = _check_path(path)
+    if isinstance(key, str):
+        key = key.encode()
+    key = key or _env_key()
+    expect = _parse_head(head) if head is not None else None
     if not os.path.isfile(p):
         raise LedgerError(f"{p!r}: no such ledger file")
     header = _inspect_sqlite(p)
@@ -1089,19 +1232,27 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
         con.execute("BEGIN")  # one snapshot of the rows and the head
         if not _has_chain(con):
             n = con.execute("SELECT COUNT(*) FROM renyi_spends").fetchone()[0]
-            return VerifyReport(p, int(n), None, (), chained=False)
+            why = ("the header says it had one (schema version 2): the chain was removed"
+                   if header.get("schema_version", 1) >= 2 or SEAL_KEY in header else
+                   "schema version 1, or the chain was removed")
+            return VerifyReport(p, int(n), None, ((None, f"no hash chain ({why}); its rows cannot be checked"),),
+                                chained=False)
         genesis = header_hash(header)
-        head = con.execute("SELECT genesis, last_id, hash FROM renyi_head WHERE id = 1").fetchone()
-        if head is None:
+        head_row = con.execute("SELECT genesis, last_id, hash FROM renyi_head WHERE id = 1").fetchone()
+        seal_row = _read_head(con)
+        if head_row is None:
             problems.append((None, "the chain head is missing"))
-        elif head[0] != genesis:
+        elif head_row[0] != genesis:
             problems.append((None, "the header (budget, grid or filter settings) was edited after creation"))
-        prev_stored = head[0] if head is not None else genesis
+        prev_stored = head_row[0] if head_row is not None else genesis
         expected = 1
         rows = 0
         last_hash = prev_stored
+        stored_at: dict[int, str] = {}
         for row in con.execute(_SELECT, (0,)):
             rows += 1
+            if expect is not None and row[0] == expect[0]:
+                stored_at[expect[0]] = row[13]
             rid = row[0]
             if rid != expected:
                 if isinstance(rid, int) and rid > expected:
@@ -1119,19 +1270,86 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
                 _row_to_record(row)
             except LedgerError as exc:
                 problems.append((rid, str(exc)))
-        if head is not None:
-            if head[1] > expected - 1:
-                problems.append((expected, f"spends {expected}..{head[1]} missing (deleted after the last stored row)"))
-            elif head[1] < expected - 1:
-                problems.append((head[1] + 1, f"spends after {head[1]} are not covered by the chain head (added outside renyi)"))
-            elif head[2] != last_hash:
-                problems.append((head[1] or None, "the chain head does not match the last row"))
+        if head_row is not None:
+            if head_row[1] > expected - 1:
+                problems.append((expected, f"spends {expected}..{head_row[1]} missing (deleted after the last stored row)"))
+            elif head_row[1] < expected - 1:
+                problems.append((head_row[1] + 1, f"spends after {head_row[1]} are not covered by the chain head (added outside renyi)"))
+            elif head_row[2] != last_hash:
+                problems.append((head_row[1] or None, "the chain head does not match the last row"))
+        kind = header.get(SEAL_KEY)
+        seal_checked = "none"
+        if head_row is not None and seal_row is not None and kind is not None:
+            if kind == "hmac-sha256" and key is None:
+                problems.append((None, f"the head is sealed with a key: give the key ({KEY_ENV} or --key-file) to "
+                                       "check it"))
+            else:
+                try:
+                    want = head_seal(kind, head_row[0], head_row[1], head_row[2], key if kind == "hmac-sha256" else None)
+                except LedgerError as exc:
+                    problems.append((None, str(exc)))
+                else:
+                    if seal_row[2] is None or not hmac.compare_digest(str(seal_row[2]), want):
+                        problems.append((head_row[1] or None, "the chain head's seal does not match (the newest spends "
+                                                          "were deleted and the head rewritten, or the head was "
+                                                          "edited)"))
+                    else:
+                        seal_checked = kind
+        if key is not None and kind != "hmac-sha256":
+            problems.append((None, f"a key was given but the head is not sealed with one (seal: {kind or 'none'}): "
+                                   "the ledger was created without the key, or rebuilt by someone without it"))
+        if expect is not None:
+            n_exp, h_exp = expect
+            got = genesis if n_exp == 0 else stored_at.get(n_exp)
+            if got is None:
+                problems.append((n_exp, f"spend {n_exp} of the exported head is not stored (the ledger was rolled "
+                                        "back or its newest spends deleted)"))
+            elif got != h_exp:
+                problems.append((n_exp, f"spend {n_exp} differs from the exported head (history rewritten)"))
         con.execute("COMMIT")
     except sqlite3.Error as exc:
         raise LedgerError(f"cannot read ledger {p!r}: {exc}") from None
     finally:
         con.close()
-    return VerifyReport(p, rows, last_hash, tuple(problems))
+    return VerifyReport(p, rows, last_hash, tuple(problems), last_id=expected - 1, seal=seal_checked)
+
+
+def _parse_head(text: str) -> tuple[int, str]:
+    """``"<last id>:<hash>"`` as (id, hash); a DomainError names the expected form."""
+    n, sep, h = str(text).strip().partition(":")
+    if not sep or not n.isdigit() or len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
+        raise DomainError(f"head must be '<last id>:<64 hex digits>' as printed by renyi ledger verify; got {text!r}",
+                          name="head", value=text)
+    return int(n), h
+
+
+def adopt_unchained(path: str | os.PathLike[str], *, key: str | bytes | None = None) -> VerifyReport:
+    """Give a ledger without a hash chain (schema 1, or a chain removed) a new, sealed chain.
+
+    renyi never does this on its own: the rows of such a file were not checked by anything,
+    so adopting them is a decision for whoever inspected them (``renyi ledger show``). After
+    adoption every later edit is detected as usual.
+
+    Returns:
+        The :func:`verify` report of the adopted ledger.
+
+    Raises:
+        LedgerError: the file is missing, foreign, or already chained.
+    """
+    p = _check_path(path)
+    if not os.path.isfile(p):
+        raise LedgerError(f"{p!r}: no such ledger file")
+    led = SQLiteLedger(p, key=key)
+    try:
+        if led.header is None:
+            raise LedgerError(f"{p!r} is empty: not a renyi ledger yet")
+        con = led._connect()
+        if _has_chain(con):
+            raise LedgerError(f"{p!r} already has a hash chain: nothing to adopt")
+        led._upgrade(con)
+    finally:
+        led.close()
+    return verify(p, key=key)
 
 
 def open_readonly(path: str | os.PathLike[str]) -> SQLiteLedger:

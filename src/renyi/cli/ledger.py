@@ -6,6 +6,7 @@ import csv
 import datetime as _dt
 import json
 import os
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -100,6 +101,29 @@ def _totals(led: Any, delta: float | None) -> dict[str, Any]:
     return out
 
 
+#: Characters a terminal may act on: C0 and C1 controls, DEL, line/paragraph separators and
+#: the bidirectional overrides (text that reorders what is shown). A label is user text
+#: stored in a file anyone may have written, so none of these reaches the terminal raw.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: the same less C0 controls, which JSON already escapes inside strings (and uses as layout)
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: str) -> str:
+    """``text`` with every character of :data:`_UNSAFE` written as a visible escape (``\\x1b``)."""
+    def esc(m: re.Match[str]) -> str:
+        o = ord(m.group())
+        return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+    return _UNSAFE.sub(esc, text)
+
+
+def _safe_json(text: str) -> str:
+    """JSON text with the unsafe characters JSON leaves raw (DEL, C1, separators, bidi
+    overrides) written as ``\\u`` escapes: the same JSON value, harmless on a terminal."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _when(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -116,7 +140,7 @@ def _closing(led: Any) -> Any:
 def _json_stream(out: IO[str], head: dict[str, Any], records: Iterator[Any], tail: dict[str, Any] | None) -> None:
     """``{**head, "records": [...], **tail}`` as indented strict JSON, one record at a time."""
     def dump(obj: Any, indent: int) -> str:
-        text = json.dumps(jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False)
+        text = _safe_json(json.dumps(jsonable(obj), ensure_ascii=False, indent=2, allow_nan=False))
         return text.replace("\n", "\n" + " " * indent)
 
     out.write("{\n")
@@ -164,16 +188,16 @@ def show(
             from rich.table import Table
 
             c = console()
-            c.print(f"ledger {path}  (format {header.get('format')}, schema "
-                    f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})", markup=False)
+            c.print(_safe(f"ledger {path}  (format {header.get('format')}, schema "
+                          f"{header.get('schema_version')}, renyi {header.get('renyi_version', '?')})"), markup=False)
             for key, value in header.items():
                 if key not in ("format", "schema_version", "renyi_version", "grid", "filter_orders", "plan"):
-                    c.print(f"  {key}: {value}", markup=False)
+                    c.print(_safe(f"  {key}: {value}"), markup=False)
             if "plan" in totals:
-                c.print(f"  plan: {totals['plan_text']}", markup=False)
+                c.print(_safe(f"  plan: {totals['plan_text']}"), markup=False)
                 for i, ph in enumerate(totals["plan"]["phases"]):
                     what = ph["mechanism"] or ph["guarantee"].get("type")
-                    c.print(f"    phase {i + 1}: {ph['used']:,} of {ph['count']:,} steps of {what}", markup=False)
+                    c.print(_safe(f"    phase {i + 1}: {ph['used']:,} of {ph['count']:,} steps of {what}"), markup=False)
             columns = (("id", "right", 7), ("time (UTC)", "left", 19), ("label", "left", 16), ("runs", "right", 8),
                        ("spent", "left", 30), ("ρ per run", "right", 10), ("ε(∞) per run", "right", 12),
                        ("δ per run", "right", 9))
@@ -184,9 +208,10 @@ def show(
                     t.add_column(col, justify=just, min_width=width)  # type: ignore[arg-type]
                 return t
 
-            if int(totals["records"]) > _PLAIN_ABOVE:
+            if int(totals["records"]) > _PLAIN_ABOVE or not c.is_terminal:
                 # Long ledgers: plain aligned lines (rich lays out every table cell by cell,
-                # minutes for 10⁵ rows); same columns, widths from the headers
+                # minutes for 10⁵ rows); same columns, widths from the headers. Also when the
+                # output is not a terminal: a table would be cut at the console's width.
                 _plain_rows(c, led, columns)
             else:
                 _rich_rows(c, led, table, escape)
@@ -196,10 +221,10 @@ def show(
                 line += f"; ρ = {fmt_up(totals['rho'])}"
             if "epsilon" in totals:
                 line += f"; ε ≤ {fmt_up(totals['epsilon'])} at δ = {fmt_num(totals['delta'])} ({totals['method']})"
-            c.print(line, markup=False)
+            c.print(_safe(line), markup=False)
             if "within_budget" in totals:
                 state = "within budget" if totals["within_budget"] else "OVER BUDGET"
-                c.print(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}", markup=False)
+                c.print(_safe(f"budget {totals['budget']}: {state}; remaining {totals['remaining']}"), markup=False)
 
 
 #: Ledgers longer than this are shown as plain aligned lines rather than a rich table.
@@ -207,8 +232,8 @@ _PLAIN_ABOVE = 2000
 
 
 def _row_cells(r: Any) -> tuple[str, ...]:
-    return (str(r.id), _when(r.time), r.label or "", f"{r.count:,}",
-            r.mechanism or str(r.guarantee.get("type", "")),
+    return (str(r.id), _when(r.time), _safe(r.label or ""), f"{r.count:,}",
+            _safe(r.mechanism or str(r.guarantee.get("type", ""))),
             "–" if r.rho is None else fmt_up(r.rho), fmt_up(r.eps_inf), fmt_num(r.delta))
 
 
@@ -277,9 +302,10 @@ def export(
                                 "eps_inf", "delta"])
                     for r in led.iter_rows(0):
                         d = r.to_json()
-                        w.writerow([d["id"], d["time"], d["label"] or "", d["count"], d["mechanism"] or "",
-                                    json.dumps(d["guarantee"]), d["rho"], d["xi"], d["mu"], d["eps_inf"],
-                                    d["delta"]])
+                        # text from the file is escaped (_safe): a CSV is read on terminals too
+                        w.writerow([d["id"], d["time"], _safe(d["label"] or ""), d["count"],
+                                    _safe(d["mechanism"] or ""), json.dumps(d["guarantee"]), d["rho"], d["xi"],
+                                    d["mu"], d["eps_inf"], d["delta"]])
                     fh.flush()
             except OSError as e:
                 raise CLIError(f"cannot write {str(output or 'stdout')!r}: {e.strerror or e}", EXIT_FAIL) from None
@@ -291,6 +317,29 @@ def export(
 def _drain(led: Any) -> Iterator[None]:
     for _ in led.iter_rows(0):
         yield None
+
+
+def _read_key(key_file: Path | None) -> bytes | None:
+    """The key of a keyed ledger from a file (its bytes, one trailing newline removed)."""
+    if key_file is None:
+        return None
+    import stat
+
+    try:
+        st = os.stat(key_file)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise CLIError(f"{key_file}: the key file must be a regular file", EXIT_USER)
+        with open(key_file, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError as e:
+        raise CLIError(f"{key_file}: cannot read the key file: {e.strerror or e}", EXIT_USER) from None
+    key = data[:-1] if data.endswith(b"\n") else data
+    if not key:
+        raise CLIError(f"{key_file}: the key file is empty", EXIT_USER)
+    return key
+
+
+_KEY_HELP = "File holding the key of a keyed ledger (default: $RENYI_LEDGER_KEY)."
 
 
 def _replay_plan(path: str, rep: Any) -> tuple[Any, str | None]:
@@ -325,12 +374,16 @@ def _replay_plan(path: str, rep: Any) -> tuple[Any, str | None]:
 def verify(
     path: Annotated[Path, typer.Argument(help="Ledger file.", show_default=False)],
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    head: Annotated[Optional[str], typer.Option("--head", help="An exported head ID:HASH printed by an earlier "
+                                                               "verify: that spend must still be stored.",
+                                                show_default=False)] = None,
+    key_file: Annotated[Optional[Path], typer.Option("--key-file", help=_KEY_HELP, show_default=False)] = None,
 ) -> None:
     """Check a ledger's hash chain: report every edited, deleted or reordered spend by id.
 
-    Exit status: 0 when the chain holds, 1 when a problem was found (or the ledger predates
-    hash chains), 2 when the file is missing or not a renyi ledger. The printed head hash,
-    kept elsewhere, also lets a later check detect the deletion of the newest spends.
+    Exit status: 0 when the chain holds, 1 when a problem was found (or the ledger has no
+    chain), 2 when the file is missing or not a renyi ledger. The printed head (ID:HASH),
+    kept elsewhere and passed back with --head, detects a later rollback of the whole file.
 
     Examples:
 
@@ -343,8 +396,9 @@ def verify(
         p = os.fspath(path)
         if not os.path.exists(p):
             raise CLIError(f"{p}: no such ledger file", EXIT_USER)
+        key = _read_key(key_file)
         try:
-            rep = _verify(p)
+            rep = _verify(p, key=key, head=head)
         except LedgerError as e:
             raise CLIError(str(e), EXIT_USER) from None
         plan_text = None
@@ -352,16 +406,19 @@ def verify(
             rep, plan_text = _replay_plan(p, rep)
         if json_:
             print_json({"path": p, "ok": rep.ok, "chained": rep.chained, "rows": rep.rows, "head": rep.head,
+                        "exported_head": rep.exported_head, "seal": rep.seal,
                         "problems": [{"id": i, "problem": m} for i, m in rep.problems], "plan": plan_text})
         else:
             out = sys.stdout
             if not rep.chained:
-                out.write(f"{p}: {rep.rows} spends, schema 1 (no hash chain): cannot verify; "
-                          "opening it with renyi.Accountant adds the chain\n")
+                out.write(f"{p}: FAILED, {rep.rows} spends and no hash chain: {rep.problems[0][1]}; "
+                          "inspect them and adopt it with `renyi ledger adopt` if they are right\n")
             elif rep.ok:
-                out.write(f"{p}: OK, {rep.rows} spends, chain head {rep.head}\n")
+                seal = {"none": "head not sealed (created before seals)", "sha256": "head sealed (SHA-256)",
+                        "hmac-sha256": "head sealed with the key (HMAC-SHA-256)"}[rep.seal]
+                out.write(f"{p}: OK, {rep.rows} spends, {seal}; head {rep.exported_head}\n")
                 if plan_text:
-                    out.write(f"  {plan_text}\n")
+                    out.write(_safe(f"  {plan_text}\n"))
             else:
                 out.write(f"{p}: FAILED, {len(rep.problems)} problem(s) in {rep.rows} spends\n")
                 for i, m in rep.problems:
@@ -369,3 +426,32 @@ def verify(
             out.flush()
         if not rep.ok:
             raise typer.Exit(EXIT_FAIL)
+
+
+@app.command()
+def adopt(
+    path: Annotated[Path, typer.Argument(help="Ledger file without a hash chain.", show_default=False)],
+    key_file: Annotated[Optional[Path], typer.Option("--key-file", help=_KEY_HELP, show_default=False)] = None,
+) -> None:
+    """Give a ledger without a hash chain (written before chains, or with its chain removed) a
+    new, sealed chain over its rows as they are now.
+
+    renyi never does this by itself: nothing checked those rows. Inspect them first
+    (renyi ledger show); after adoption every later edit is detected.
+
+    Examples:
+
+        renyi ledger adopt old.db
+    """
+    with user_errors():
+        from renyi.errors import LedgerError
+        from renyi.ledger import adopt_unchained
+
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            raise CLIError(f"{p}: no such ledger file", EXIT_USER)
+        try:
+            rep = adopt_unchained(p, key=_read_key(key_file))
+        except LedgerError as e:
+            raise CLIError(str(e), EXIT_USER) from None
+        sys.stdout.write(f"{p}: adopted, {rep.rows} spends, head {rep.exported_head}\n")

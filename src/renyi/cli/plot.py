@@ -112,7 +112,9 @@ def profile(pipeline: PipeArg, output: OutOpt = Path("profile.png"), delta: Delt
 
 @app.command()
 def tradeoff(pipeline: PipeArg, output: OutOpt = Path("tradeoff.png"), delta: DeltaOpt = None,
-             log_fpr: Annotated[bool, typer.Option("--log-fpr", help="Logarithmic FPR and TPR axes.")] = False,
+             log_fpr: Annotated[bool, typer.Option("--log-fpr/--linear-fpr",
+                                                   help="Logarithmic FPR and TPR axes (the default: the low "
+                                                        "false-positive rates an attack needs), or linear.")] = True,
              points: Annotated[int, typer.Option(help="Number of false-positive rates.")] = 60,
              json_: JsonOpt = False) -> None:
     """The attacker's true-positive rate against the false-positive rate (membership test).
@@ -124,7 +126,7 @@ def tradeoff(pipeline: PipeArg, output: OutOpt = Path("tradeoff.png"), delta: De
 
         renyi plot tradeoff examples/dpsgd.toml -o dpsgd-tradeoff.png
 
-        renyi plot tradeoff examples/dpsgd.toml --log-fpr -o dpsgd-tradeoff.svg
+        renyi plot tradeoff examples/dpsgd.toml --linear-fpr -o dpsgd-tradeoff.svg
     """
     with user_errors():
         from renyi.cli._plotting import check_output, save_figure

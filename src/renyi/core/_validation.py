@@ -14,6 +14,7 @@ so the message and the check can never disagree::
 from __future__ import annotations
 
 import math
+import os
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -177,3 +178,41 @@ UNIT_CLOSED_OPEN = Interval(0.0, 1.0, lo_closed=True)
 ORDER = Interval(1.0, math.inf, hi_closed=True)
 #: Orders of Rényi divergences: α ∈ [0, ∞].
 ORDER_ANY = Interval(0.0, math.inf, lo_closed=True, hi_closed=True)
+
+
+def read_user_text(path: str, what: str, error: Any) -> str:
+    """The text of a small file the user named (a spec, a pipeline, a key list).
+
+    Only a regular file is read: a FIFO, socket or device named by mistake would block
+    forever or never end, so it is refused (opened without blocking, then checked). A UTF-8
+    byte-order mark, as some editors write, is dropped (``tomllib`` would otherwise report
+    "invalid statement" at line 1). Every failure raises ``error(message)``.
+    """
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not {what}") from None
+    except OSError as e:
+        raise error(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"{path}: is a directory, not {what}")
+        if not stat.S_ISREG(mode):
+            raise error(f"{path}: not a regular file (a FIFO, socket or device is never read as {what})")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            raw = f.read()
+    except OSError as e:
+        raise error(f"{path}: cannot read ({e.strerror})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a UTF-8 text file") from None

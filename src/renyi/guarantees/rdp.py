@@ -83,8 +83,18 @@ class RDP(Guarantee):
         """ε(α) on an array of finite orders > 1, without validation (for optimisers)."""
         a = np.asarray(alpha, dtype=np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
-            out = np.asarray(self.fn(a), dtype=np.float64)
-            out = np.broadcast_to(out, a.shape).copy()
+            raw = self.fn(a)
+            try:
+                out = np.asarray(raw, dtype=np.float64)
+                out = np.broadcast_to(out, a.shape).copy()
+            except (TypeError, ValueError):
+                # a user curve of the wrong shape or type: numpy's broadcasting message named
+                # neither the curve nor what it should return
+                shape = getattr(np.asarray(raw, dtype=object), "shape", ())
+                raise DomainError(
+                    f"the RDP curve {self.label or self.fn!r} must return one real number per order (a scalar "
+                    f"or an array of the orders' shape {a.shape}); it returned {type(raw).__name__} of shape "
+                    f"{shape}", name="fn", value=raw) from None
             if np.any(np.isnan(out)):
                 # A curve that cannot be evaluated at an order gives no bound there.
                 out[np.isnan(out)] = math.inf

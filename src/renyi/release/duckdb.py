@@ -80,6 +80,18 @@ def _needed(plan: Plan) -> list[str]:
     return cols
 
 
+def kept_column(plan: Plan, column: str) -> str:
+    """The name of a data column in the table of kept rows.
+
+    Every column of that table has a generated name (``__renyi_unit``, ``__renyi_c0``,
+    ``__renyi_c1``, ... by position in :func:`_needed`), never the data's own: the SQL then also
+    uses generated names for its helper columns (hashes, counts, row numbers), and no data
+    column name can equal one of them. A data column named ``__renyi_rn`` once replaced the
+    row number and switched the row bound off; one named ``__renyi_unit`` grouped by the unit.
+    """
+    return f"__renyi_c{_needed(plan).index(column)}"
+
+
 #: the largest m for which over-contributors are pre-cut by a top-m aggregate (see kept_sql)
 _TOPK_LIMIT = 64
 
@@ -99,7 +111,9 @@ def kept_sql(plan: Plan, salt: int) -> str:
     d = plan.spec.data
     m = int(d.max_rows_per_unit)
     cols = [quote_ident(c) for c in _needed(plan)]
-    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}", *cols])
+    # only generated names leave the source (see kept_column): the data's names never meet ours
+    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}",
+                      *(f"{c} AS __renyi_c{j}" for j, c in enumerate(cols))])
     hashed = ", ".join([quote_ident(d.privacy_unit), *cols])
     if m <= _TOPK_LIMIT:
         cut = (f"t AS (SELECT {_UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {_UNIT}), "
@@ -143,18 +157,18 @@ def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
     q = qp.query
     m = plan.spec.data.max_rows_per_unit
     sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
-    on = " AND ".join(f"CAST(t.{quote_ident(c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
+    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
     join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
     extra = ""
     if q.column is not None and q.bounds is not None:
-        col = quote_ident(q.column)
+        col = kept_column(plan, q.column)
         lo, hi = (repr(float(b)) for b in q.bounds)
         # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
         v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
              "AS BIGINT)")
         where = f"WHERE t.{col} IS NOT NULL"
     elif q.column is not None:
-        col = quote_ident(q.column)
+        col = kept_column(plan, q.column)
         v, where = "0", f"WHERE t.{col} IS NOT NULL"
         if q.type == "count_distinct":
             extra = f", t.{col} AS d"
@@ -219,6 +233,10 @@ class DuckDBEngine:
     """
 
     def __init__(self, data: DataSpec, *, memory_limit: str | None = None, threads: int | None = None) -> None:
+        if data.format != "duckdb" and any(c in data.source for c in "*?[{"):
+            # DuckDB expands glob patterns in file names: "*.csv" would read every CSV beside it
+            raise SpecError(f"data: source {data.source}: a file name with *, ?, [ or {{ is read by DuckDB as a "
+                            "pattern of several files; rename the file", name="source", value=data.source)
         if not os.path.exists(data.source):
             raise SpecError(f"data: source {data.source}: no such file", name="source", value=data.source)
         duckdb = _import_duckdb()
@@ -235,6 +253,10 @@ class DuckDBEngine:
                 self._con.execute(f"SET threads = {int(threads)}")
             if data.format == "duckdb":
                 self._con.execute(f"ATTACH {quote_literal(data.source)} AS __renyi_src (READ_ONLY)")
+                # A supplied database's views may call read_csv('/any/file') or attach others:
+                # after attaching it, no file outside it is reachable (spilling still works, and
+                # the setting cannot be turned back on while the database is open).
+                self._con.execute("SET enable_external_access = false")
         except Exception as e:
             self.close()
             raise SpecError(f"data: cannot open {data.source}: {_first_line(e)}", name="source") from None
@@ -258,7 +280,7 @@ class DuckDBEngine:
         try:
             rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
         except Exception as e:
-            raise SpecError(f"data: cannot read {self._data.source}: {_first_line(e)}", name="source") from None
+            raise SpecError(f"data: cannot read {self._data.source}: {_redacted(e)}", name="source") from None
         out = {}
         for name, typ, *_ in rows:
             t = str(typ).upper()
@@ -286,23 +308,42 @@ class DuckDBEngine:
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
         """Enforce the bounds and compute every measurement's exact vector."""
         statements = self.sql(plan, salt)
+        duckdb = _import_duckdb()
         try:
-            self._con.execute(statements[0])
-            out: Aggregates = {}
-            for i, qp in enumerate(plan.queries):
-                self._register_keys(i, qp)
-                res = self._con.execute(statements[i + 1]).fetchnumpy()
-                idx = as_int64(res["idx"])
-                agg: dict[str, np.ndarray] = {}
-                for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
-                    if col in res:
-                        vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
-                        vec[idx] = as_int64(res[col])
-                        agg[name] = vec
-                out[qp.query.name] = agg
-            return out
+            try:
+                return self._aggregate(plan, statements)
+            except duckdb.Error as e:
+                # DuckDB's messages quote the offending value and often the whole row ("Could not
+                # convert string 'alice,1979-…'"): they never reach a message or a traceback.
+                raise SpecError(f"data: DuckDB could not aggregate {self._data.source}: {_redacted(e)}",
+                                name="source") from None
         finally:
             self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+
+    def _aggregate(self, plan: Plan, statements: list[str]) -> Aggregates:
+        self._con.execute(statements[0])
+        out: Aggregates = {}
+        for i, qp in enumerate(plan.queries):
+            self._register_keys(i, qp)
+            res = self._con.execute(statements[i + 1]).fetchnumpy()
+            idx = as_int64(res["idx"])
+            agg: dict[str, np.ndarray] = {}
+            for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
+                if col in res:
+                    vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
+                    vec[idx] = as_int64(res[col])
+                    agg[name] = vec
+            out[qp.query.name] = agg
+        return out
+
+
+def _redacted(e: BaseException) -> str:
+    """The first line of a DuckDB error with every quoted text (data values) removed."""
+    import re
+
+    line = _first_line(e)
+    line = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "'…'", line)
+    return re.sub(r"(Original Line|line)\s*:.*", r"\1: …", line)
 
 
 def _first_line(e: BaseException) -> str:

@@ -4,7 +4,8 @@ Every file of a release (one per query, the report and the manifest) is written 
 temporary directory next to the output directory, flushed to disk, and the directory is then
 renamed into place in one ``rename`` (atomic on POSIX file systems). A crash or a kill at
 any moment therefore leaves either no output directory or a complete one; a stale temporary
-directory (``.<name>.tmp-*``) may remain and holds nothing that was not spent for.
+directory (``.<name>.tmp-*``) may remain until the next release into the same directory
+removes it (:func:`reserve_out_dir`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ import numpy as np
 from renyi.release.noise import QueryResult
 from renyi.release.spec import SpecError
 
-__all__ = ["check_out_dir", "write_release", "write_csv", "write_parquet"]
+__all__ = ["check_out_dir", "reserve_out_dir", "write_release", "write_csv", "write_parquet"]
 
 
 def check_out_dir(path: str) -> None:
@@ -33,6 +35,14 @@ def check_out_dir(path: str) -> None:
     Raises:
         SpecError: naming the directory and the reason.
     """
+    if os.path.islink(path):
+        # rename() onto a symbolic link fails (a directory cannot replace a link): after the spend
+        raise SpecError(f"output directory {path} is a symbolic link; give the directory it points to",
+                        name="out", value=path)
+    base = os.path.basename(os.path.abspath(path))
+    if len(os.fsencode(f".{base}.tmp-xxxxxxxx")) > 255:
+        raise SpecError(f"output directory {path}: its name is too long ({len(os.fsencode(base))} bytes; at most "
+                        "240)", name="out", value=path)
     if os.path.lexists(path):
         if not os.path.isdir(path):
             raise SpecError(f"output directory {path} exists and is not a directory", name="out", value=path)
@@ -44,6 +54,55 @@ def check_out_dir(path: str) -> None:
         raise SpecError(f"output directory {path}: parent directory {parent} does not exist", name="out", value=path)
     if not os.access(parent, os.W_OK):
         raise SpecError(f"output directory {path}: parent directory {parent} is not writable", name="out", value=path)
+
+
+@contextmanager
+def reserve_out_dir(path: str) -> Iterator[None]:
+    """Hold the output directory for one release, from before the spend until it is written.
+
+    Two releases into one new directory both passed :func:`check_out_dir` and both spent;
+    the second then failed at the rename. A lock file beside the directory
+    (``.<name>.renyi-lock``, ``flock``: released by the kernel when a process dies) admits one
+    release at a time, and the directory is checked again once it is held. Temporary
+    directories left by killed releases into the same directory (``.<name>.tmp-*``) are
+    removed then: under the lock no live release is writing one.
+
+    Raises:
+        SpecError: another release holds the directory, or it cannot receive a release.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    base = os.path.basename(os.path.abspath(path))
+    lock = os.path.join(parent, f".{base}.renyi-lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise SpecError(f"output directory {path}: cannot create {lock} ({e.strerror})", name="out",
+                        value=path) from None
+    held = False
+    try:
+        try:
+            import fcntl
+        except ImportError:  # no flock here (Windows): the rename still fails safely, after the spend
+            fcntl = None  # type: ignore[assignment]
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise SpecError(f"output directory {path}: another release is writing into it", name="out",
+                                value=path) from None
+        held = True
+        check_out_dir(path)
+        for name in os.listdir(parent):
+            if name.startswith(f".{base}.tmp-"):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        yield
+    finally:
+        if held:
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
+        os.close(fd)
 
 
 def _fsync_dir(path: str) -> None:

@@ -23,6 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from renyi.release.engine import Aggregates
 from renyi.release.noise import QueryResult, add_noise
 from renyi.release.plan import COVERAGE, RATIO_TYPES, Plan, make_plan
 from renyi.release.spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
@@ -423,12 +426,54 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
         return ReleaseResult(plan=plan, report=report, dry_run=True, truncation=truncation_effect(plan))
 
     out_dir = os.path.abspath(os.fspath(out)) if out is not None else default_out_dir(s)
-    from renyi.release.output import check_out_dir, write_release
+    from renyi.release.output import check_out_dir, reserve_out_dir
 
     check_out_dir(out_dir)
+    _check_ledger_outside(s, out_dir)
+    with reserve_out_dir(out_dir):
+        return _release(s, plan, report, out_dir, rng, salt, step)
+
+
+def _check_ledger_outside(s: ReleaseSpec, out_dir: str) -> None:
+    """A ledger inside the output directory makes it non-empty before the rename: refused
+    before the spend (it failed after it)."""
+    if s.ledger is None:
+        return
+    led, out = os.path.realpath(s.ledger), os.path.realpath(out_dir)
+    if led == out or led.startswith(out.rstrip(os.sep) + os.sep):
+        raise SpecError(f"privacy: ledger {s.ledger} is inside the output directory {out_dir}; keep the ledger "
+                        "elsewhere (the output directory is written all at once, and must be new or empty)",
+                        name="ledger", value=s.ledger)
+
+
+#: the largest noisy value written: ints beyond 2⁶² are not exact in the output formats' int64
+_INT64_ROOM = 2.0**62
+
+
+def check_fits_int64(plan: Plan, exact: Aggregates) -> None:
+    """Every noisy integer the release will draw fits in int64 (checked before the spend).
+
+    The noise is bounded by 1000 scale units (a discrete Gaussian or Laplace draw beyond that
+    has probability below 10⁻⁴³⁴); a σ near 10¹⁶ once passed every check, was spent, and then
+    overflowed.
+    """
+    for qp in plan.queries:
+        agg = exact.get(qp.query.name, {})
+        for m in qp.measurements:
+            _, scale = m.noise_parameter
+            top = max((float(np.max(np.abs(v))) for v in agg.values() if np.size(v)), default=0.0)
+            if not top + 1000.0 * float(scale) < _INT64_ROOM:
+                raise SpecError(f"query {qp.query.name!r}: its noise (scale {float(scale):.6g}) is too large to "
+                                "release as 64-bit integers; raise the budget, narrow the bounds or coarsen the "
+                                "granularity", name=qp.query.name, value=float(scale))
+
+
+def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, salt: int | None,
+             step: Any) -> ReleaseResult:
     from renyi.guarantees.composition import compose
     from renyi.guarantees import ZCDP
     from renyi.release.duckdb import DuckDBEngine
+    from renyi.release.output import write_release
 
     acct = _open_accountant(s)
     try:
@@ -450,6 +495,7 @@ def release(spec: Any, *, dry_run: bool = False, out: str | os.PathLike[str] | N
             step("aggregating")
             exact = engine.aggregate(plan, salt)
             check_aggregates(plan, exact)
+        check_fits_int64(plan, exact)
         truncation = truncation_effect(plan)  # public data: before the spend, at no cost
         rid = secrets.token_hex(6)
         step("spending")

@@ -359,32 +359,40 @@ _PRIVACY_KEYS = ("budget", "delta", "ledger", "ledger_budget", "noise")
 
 
 def _read_keys_file(where: str, path: str, by: tuple[str, ...]) -> list[tuple[str, ...]]:
+    from renyi.core._validation import read_user_text
+
+    def fail(msg: str) -> SpecError:
+        return SpecError(f"{where}: key file {msg}")
+
+    text = read_user_text(path, "a key file", fail)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                raise SpecError(f"{where}: key file {path} is empty (it needs a header row naming {', '.join(by)})")
-            header = [h.strip() for h in header]
-            missing = [c for c in by if c not in header]
-            if missing:
-                raise SpecError(f"{where}: key file {path} has no column {missing[0]!r}; its header is "
-                                f"{', '.join(header)}", name=missing[0])
-            idx = [header.index(c) for c in by]
-            rows = []
-            for n, row in enumerate(reader, start=2):
-                if not row or all(not c.strip() for c in row):
-                    continue
-                if len(row) < len(header):
-                    raise SpecError(f"{where}: key file {path}, line {n}: expected {len(header)} fields; got {len(row)}")
-                rows.append(tuple(row[i] for i in idx))
-            return rows
-    except FileNotFoundError:
-        raise SpecError(f"{where}: key file {path}: no such file") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{where}: key file {path} is not UTF-8 text") from None
-    except OSError as e:
-        raise SpecError(f"{where}: key file {path}: cannot read ({e.strerror})") from None
+        return _parse_keys_csv(where, path, text, by)
+    except csv.Error as e:  # a NUL byte, an overlong field
+        raise SpecError(f"{where}: key file {path}: not a CSV file ({e})") from None
+
+
+def _parse_keys_csv(where: str, path: str, text: str, by: tuple[str, ...]) -> list[tuple[str, ...]]:
+    import io
+
+    with io.StringIO(text, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            raise SpecError(f"{where}: key file {path} is empty (it needs a header row naming {', '.join(by)})")
+        header = [h.strip() for h in header]
+        missing = [c for c in by if c not in header]
+        if missing:
+            raise SpecError(f"{where}: key file {path} has no column {missing[0]!r}; its header is "
+                            f"{', '.join(header)}", name=missing[0])
+        idx = [header.index(c) for c in by]
+        rows = []
+        for n, row in enumerate(reader, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) < len(header):
+                raise SpecError(f"{where}: key file {path}, line {n}: expected {len(header)} fields; got {len(row)}")
+            rows.append(tuple(row[i] for i in idx))
+        return rows
 
 
 def _key_text(v: Any) -> str:
@@ -455,6 +463,14 @@ _QUERY_KEYS = ("name", "type", "by", "keys", "column", "bounds", "granularity", 
 _SAFE = re.compile(r"[^\w.-]+")
 
 
+#: the columns every output file adds after the group columns (see release/output.py)
+_OUTPUT_COLUMNS = ("value", "lower", "upper")
+
+
+def _fold(name: str) -> str:
+    return name.casefold()
+
+
 def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None, seen: set[str]) -> QuerySpec:
     if not isinstance(raw, Mapping):
         raise SpecError(f"query #{i}: must be a table ([[query]]); got {_kind(raw)}")
@@ -462,6 +478,10 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     name = _str(f"query #{i}", "name", name)
     where = f"query {name!r}"
     stem = _SAFE.sub("_", name.strip()).strip("._") or f"query{i}"
+    if len(stem.encode()) > 200:
+        # the output file is <stem>.csv or <stem>.parquet: a name over 255 bytes failed after the spend
+        raise SpecError(f"{where}: name is too long for a file name ({len(stem.encode())} bytes; at most 200)",
+                        name="name", value=name)
     if stem in seen:
         raise SpecError(f"{where}: duplicate name (each query needs its own name and output file)", name="name")
     seen.add(stem)
@@ -475,10 +495,16 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     if not isinstance(by_raw, list) or not all(isinstance(c, str) and c.strip() for c in by_raw):
         raise SpecError(f"{where}: by must be a list of column names; got {by_raw!r}", name="by")
     by = tuple(by_raw)
-    if len(set(by)) != len(by):
+    # SQL engines match column names without regard to case ("ID" is the column id), so every
+    # comparison of names below is on the case-folded name.
+    if len({_fold(c) for c in by}) != len(by):
         raise SpecError(f"{where}: by names a column twice: {by_raw!r}", name="by")
-    if data.privacy_unit in by:
+    if _fold(data.privacy_unit) in {_fold(c) for c in by}:
         raise SpecError(f"{where}: cannot group by the privacy unit {data.privacy_unit!r}", name="by")
+    for c in by:
+        if _fold(c) in _OUTPUT_COLUMNS:
+            raise SpecError(f"{where}: by column {c!r} has the name of an output column ({', '.join(_OUTPUT_COLUMNS)})"
+                            "; rename it in the data", name="by", value=c)
     keys, key_source = _parse_keys(where, raw.get("keys"), by, base)
     column = None
     bounds = None
@@ -493,7 +519,7 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
         if "column" not in raw:
             raise SpecError(f"{where}: a {qtype} query needs column = \"name\"", name="column")
         column = _str(where, "column", raw["column"])
-        if column == data.privacy_unit:
+        if _fold(column) == _fold(data.privacy_unit):
             raise SpecError(f"{where}: cannot aggregate the privacy unit {column!r}", name="column")
     if qtype in VALUE_TYPES:
         b = raw.get("bounds")
@@ -696,26 +722,18 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     Raises:
         SpecError: missing or unreadable file, syntax error, or an invalid spec.
     """
+    from renyi.core._validation import read_user_text
+
     p = os.fspath(path)
-    try:
-        with open(p, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise SpecError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise SpecError(f"{p}: is a directory, not a release spec") from None
-    except OSError as e:
-        raise SpecError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{p}: not a UTF-8 text file") from None
+    text = read_user_text(p, "a release spec", SpecError)
     data: Any
     if p.lower().endswith(".json"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise SpecError(f"{p}: JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+        except RecursionError:  # [[[[...]]]] nested beyond Python's recursion limit
+            raise SpecError(f"{p}: JSON nested too deeply") from None
     else:
         import tomllib
 

@@ -610,6 +610,13 @@ def dpsgd_steps(q: float, sigma: float, epsilon: float, delta: float) -> int:
     q = Interval(0.0, 1.0, hi_closed=True).check("rate", q)
     sigma = POSITIVE.check("sigma", sigma)
     epsilon, delta = _check_target(epsilon, delta)
+    cap = 1 << 62
+    from renyi.mechanisms import Gaussian
+
+    # Without amplification T steps are one Gaussian of σ/√T, an upper bound on the subsampled
+    # ε: when even the cap passes that way, it is the answer (σ = 1e300 hung in the series).
+    if Gaussian(sigma / math.sqrt(cap)).epsilon(delta) <= epsilon:
+        return cap
     ld = math.log(delta)
     qa, sa = np.array([q]), np.array([sigma])
 
@@ -625,7 +632,8 @@ def dpsgd_steps(q: float, sigma: float, epsilon: float, delta: float) -> int:
     t_best = -float(v[0])
     if not t_best >= 1.0:
         return 0
-    t = int(min(math.floor(t_best), 1 << 62))
+    # min() before floor(): t_best may be +∞ (a huge ε at a tiny rate), which int() refuses
+    t = int(math.floor(min(t_best, float(cap))))
     for _ in range(64):
         if t <= 0 or dpsgd_epsilon(q, sigma, t, delta)[0] <= epsilon:
             return max(t, 0)

@@ -102,18 +102,52 @@ def _infinite() -> Any:
     return RDP(_Infinite(), label="non-private")
 
 
+def _count(event: Any, attr: str, minimum: int = 0) -> int:
+    """An integer attribute of an event (a count, a size): whole numbers only.
+
+    ``int()`` would truncate ``SelfComposedDpEvent(e, 2.9)`` to 2 steps, billing fewer steps
+    than ran (and a count of 0.5 inside a sampling event to none at all), so a fractional,
+    non-finite or non-numeric value is refused instead.
+    """
+    from renyi.core._validation import check_int
+
+    value = getattr(event, attr)
+    try:
+        return check_int(f"{_name(event)}.{attr}", value, minimum=minimum)
+    except TypeError:
+        raise DomainError(f"{_name(event)}.{attr} must be an integer in [{minimum}, inf); got {value!r}",
+                          name=attr, value=value) from None
+
+
+def _noise(event: Any, attr: str) -> float:
+    """A noise parameter of an event: a number in [0, ∞] (0: no noise, ∞: no output).
+
+    Negative noise has no meaning (and σ⁻² of −1 is that of +1, so a composition of
+    Gaussians with σ = −1 inside a sampling event once passed as σ = 0.71).
+    """
+    value = getattr(event, attr)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise DomainError(f"{_name(event)}.{attr} must be a number in [0, inf]; got {value!r}",
+                          name=attr, value=value) from None
+    if not x >= 0.0:  # also NaN
+        raise DomainError(f"{_name(event)}.{attr} must be in [0, inf]; got {value!r}", name=attr, value=value)
+    return x
+
+
 def _effective_sigma(event: Any) -> float | None:
     """σ_eff = (Σ σ_i⁻²)^(−1/2) when ``event`` is a tree of Gaussians (several Gaussians on one
     sample compose into one), else None."""
     name = _name(event)
     s: float | None
     if name == "GaussianDpEvent":
-        return float(event.noise_multiplier)
+        return _noise(event, "noise_multiplier")
     if name == "SelfComposedDpEvent":
         inner = _effective_sigma(event.event)
         if inner is None:
             return None
-        n = int(event.count)
+        n = _count(event, "count")
         return math.inf if n == 0 else (inner / math.sqrt(n) if inner > 0 else 0.0)
     if name == "ComposedDpEvent":
         inv = 0.0
@@ -142,15 +176,15 @@ def _mechanism(event: Any, rel: str) -> Any:
                                       "(which composes into one Gaussian), can be subsampled")
         return None if math.isinf(s) else ("non-private" if s == 0.0 else Gaussian(s, 1.0, neighbouring=rel))
     if name == "LaplaceDpEvent":
-        b = float(event.noise_multiplier)
+        b = _noise(event, "noise_multiplier")
         return "non-private" if b == 0.0 else Laplace(b, 1.0)
     if name == "DiscreteLaplaceDpEvent":
-        a = float(event.noise_parameter)
+        a = _noise(event, "noise_parameter")
         if a == 0.0:
             return "non-private"
         if math.isinf(a):
             return None
-        return DiscreteLaplace(1.0 / a, int(event.sensitivity), neighbouring=rel)
+        return DiscreteLaplace(1.0 / a, _count(event, "sensitivity", 1), neighbouring=rel)
     if name == "NoOpDpEvent":
         return None
     raise _unsupported(event, "renyi has no subsampling analysis for this event inside a sampling event")
@@ -181,7 +215,7 @@ def _convert(event: Any, rel: str) -> Any:
         return _infinite() if m == "non-private" else m
     if name == "RandomizedResponseDpEvent":
         p = float(event.noise_parameter)
-        k = int(event.num_buckets)
+        k = _count(event, "num_buckets", 1)
         if not 0.0 <= p <= 1.0:
             raise DomainError(f"RandomizedResponseDpEvent.noise_parameter must be in [0, 1]; got {p!r}",
                               name="noise_parameter", value=p)
@@ -203,10 +237,7 @@ def _convert(event: Any, rel: str) -> Any:
     if name == "ZCDpEvent":
         return ZCDP(float(event.rho), float(event.xi))
     if name == "SelfComposedDpEvent":
-        n = int(event.count)
-        if n < 0:
-            raise DomainError(f"SelfComposedDpEvent.count must be an integer in [0, inf); got {n!r}",
-                              name="count", value=n)
+        n = _count(event, "count")
         inner = _convert(event.event, rel)
         if inner is None or n == 0:
             return None
@@ -230,7 +261,7 @@ def _convert(event: Any, rel: str) -> Any:
         if rel != "replace_one":
             raise _unsupported(event, "sampling without replacement is analysed under replace-one neighbours "
                                       "(WBK19 Thm 9), not add/remove")
-        n, m_size = int(event.source_dataset_size), int(event.sample_size)
+        n, m_size = _count(event, "source_dataset_size", 1), _count(event, "sample_size")
         if not 0 <= m_size <= n or n < 1:
             raise DomainError(f"SampledWithoutReplacementDpEvent.sample_size must be in [0, source_dataset_size="
                               f"{n}]; got {m_size!r}", name="sample_size", value=m_size)

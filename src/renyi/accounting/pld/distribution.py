@@ -1188,6 +1188,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     try:
         for i, prof in enumerate(dirs):
             _LAST.clear()  # (only ε-questions keep their compositions; see _remember)
+            _NOTES.clear()  # (only ε-questions report them; without this they would pile up)
             lo, hi = _solve_direction(bucket(prof), eps=e, below=max(lows, default=-math.inf))
             cached = _cached_delta((key, i), e)
             if cached is not None:

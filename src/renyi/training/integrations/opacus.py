@@ -77,6 +77,7 @@ import opacus.privacy_engine as _engine
 from opacus.accountants import IAccountant, register_accountant
 
 from renyi.accounting import dpsgd
+from renyi.core._validation import check_int
 
 __all__ = ["RenyiAccountant", "get_noise_multiplier", "check_loader", "MECHANISM"]
 
@@ -96,7 +97,8 @@ def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
     for entry in history:
         if not (isinstance(entry, (tuple, list)) and len(entry) == 3):
             raise ValueError(f"each history entry must be (noise_multiplier, sample_rate, steps); got {entry!r}")
-        out.append((entry[0], entry[1], int(entry[2])))
+        # a whole number of steps: int() would truncate 2.9 steps to 2 and bill fewer than ran
+        out.append((entry[0], entry[1], check_int("history steps", entry[2], minimum=0)))
     return out
 
 

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "ptr_mode": "renyi.mechanisms",
     "PoissonSubsampled": "renyi.sampling.subsampling",
     "SubsampledWithoutReplacement": "renyi.sampling.subsampling",
+    "PoissonSubsampledGroup": "renyi.sampling.subsampling",
     "RandomAllocation": "renyi.sampling.allocation",
     "Shuffled": "renyi.sampling.allocation",
     "TruncatedPoisson": "renyi.sampling.truncation",
@@ -155,6 +156,7 @@ if _TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from renyi.divergences.plrv import power_means as power_means
     from renyi.sampling.subsampling import PoissonSubsampled as PoissonSubsampled
     from renyi.sampling.subsampling import SubsampledWithoutReplacement as SubsampledWithoutReplacement
+    from renyi.sampling.subsampling import PoissonSubsampledGroup as PoissonSubsampledGroup
     from renyi.sampling.allocation import RandomAllocation as RandomAllocation
     from renyi.sampling.allocation import Shuffled as Shuffled
     from renyi.sampling.truncation import TruncatedPoisson as TruncatedPoisson

@@ -67,6 +67,8 @@ class Sampling:
         scheme: ``"poisson"`` (each record kept independently; add/remove neighbours) or
             ``"without_replacement"`` (fixed-size batches; replace-one neighbours).
         rate: the sampling rate q ∈ [0, 1].
+        group_size: (Poisson sampling of a Gaussian) the unit is a person with up to this many
+            examples; 1 is one example.
     """
 
     scheme: str
@@ -75,10 +77,14 @@ class Sampling:
     k: int = 1
     max_batch: int | None = None
     dataset_size: int | None = None
+    group_size: int = 1
 
     @property
     def assumption(self) -> str:
         """The sampling assumption in words, as printed in every report."""
+        if self.scheme == "poisson" and self.group_size > 1:
+            return (f"Poisson sampling of examples; unit: a person with up to {self.group_size} examples "
+                    "(Binomial mixture), add/remove neighbours")
         if self.scheme == "poisson":
             return "Poisson sampling, add/remove neighbours"
         if self.scheme == "allocation":
@@ -393,7 +399,7 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     if not isinstance(raw, Mapping):
         raise PipelineError(f"{where}: sampling must be a table like {{ scheme = \"poisson\", rate = 0.01 }}; "
                             f"got {_type_name(raw)} {raw!r}")
-    allowed = ("scheme", "rate", "batch_size", "dataset_size", "steps", "k", "max_batch")
+    allowed = ("scheme", "rate", "batch_size", "dataset_size", "steps", "k", "max_batch", "group_size")
     for key in raw:
         if key not in allowed:
             raise PipelineError(f"{where}: unknown sampling key {key!r}; expected one of: {', '.join(allowed)}")
@@ -401,6 +407,12 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
     if not isinstance(scheme, str) or _canon(scheme) not in SAMPLING_SCHEMES:
         raise PipelineError(f"{where}: sampling scheme must be one of {', '.join(SAMPLING_SCHEMES)}; got {scheme!r}")
     scheme = _canon(scheme)
+    group = 1
+    if "group_size" in raw:
+        if scheme != "poisson":
+            raise PipelineError(f"{where}: sampling key 'group_size' is used by scheme 'poisson' only (the tight "
+                                "user-level analysis is for Poisson sampling of examples)")
+        group = int(_check_type(where, "sampling.group_size", raw["group_size"], "int"))
     if scheme in ("allocation", "shuffle", "truncated_poisson"):
         return _apply_sampler(where, mech, scheme, raw)
     for key in ("steps", "k", "max_batch"):
@@ -427,10 +439,13 @@ def _apply_sampling(where: str, mech: Any, raw: Any) -> tuple[Any, Sampling]:
         raise PipelineError(f"{where}: subsampling is not available in this version of renyi") from None
     cls = subsampling.PoissonSubsampled if scheme == "poisson" else subsampling.SubsampledWithoutReplacement
     try:
-        sub = cls(mech, float(rate))
+        sub: Any = cls(mech, float(rate))
+        if "group_size" in raw:
+            n = raw.get("dataset_size")
+            sub = subsampling.PoissonSubsampledGroup(mech, float(rate), group, None if n is None else int(n))
     except (DomainError, TypeError, ValueError) as e:
         raise PipelineError(f"{where}: {e}") from None
-    return sub, Sampling(scheme, float(rate))
+    return sub, Sampling(scheme, float(rate), group_size=group)
 
 
 def _apply_sampler(where: str, mech: Any, scheme: str, raw: Mapping[str, Any]) -> tuple[Any, Sampling]:

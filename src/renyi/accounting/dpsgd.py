@@ -463,7 +463,7 @@ def _eps_sampled(sampling: str, q: float, sigma: float, steps_: int, dlt: float,
 # ----------------------------------------------------------------------------------------------
 def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
             delta: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None,
-            event: Any = None, sampling: str = "poisson") -> Answer | Sweep:
+            event: Any = None, sampling: str = "poisson", group_size: Any = 1) -> Answer | Sweep:
     """An upper bound on the ε of DP-SGD at ``delta``.
 
     ``sampling`` says how the batches were drawn (the number returned is only valid for that
@@ -497,6 +497,9 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
             bound; ``RENYI_PLD_ROUTE=0`` leaves PLD out), ``"rdp"`` (the fast path alone) or
             ``"pld"`` (the PLD engine alone).
         sampling: ``"poisson"``, ``"allocation"`` or ``"shuffle"`` (see above).
+        group_size: k ≥ 1: the unit is a person with up to k examples (examples are still
+            Poisson-sampled; see :func:`group_step`). 1 (the default) is example-level DP;
+            k > 1 needs ``sampling="poisson"``.
 
     Returns:
         :class:`Answer` (a float: an upper bound on ε, with ``method``, ``witness`` for RDP and
@@ -515,6 +518,21 @@ def epsilon(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None
     """
     method = _check_method(method)
     sampling = _check_sampling(sampling)
+    k = _group_size(group_size, dataset_size)
+    if k > 1:
+        if sampling != "poisson":
+            raise DomainError(f"group_size > 1 is analysed for Poisson sampling of examples only; got "
+                              f"sampling={sampling!r} (other samplers: the generic .group(k) of their guarantee)",
+                              name="group_size", value=group_size)
+        if event is not None or _is_array(noise_multiplier, sample_rate, steps, epochs, delta, batch_size,
+                                          dataset_size):
+            raise DomainError("group_size > 1 takes scalar arguments and no event (one question at a time)",
+                              name="group_size", value=group_size)
+        sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
+        dlt = PROBABILITY_OPEN.check("delta", delta)
+        s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
+        assert s.steps is not None
+        return _eps_group(s.sample_rate, sigma, s.steps, dlt, k, method)
     if event is not None:
         if sampling != "poisson":
             raise DomainError("give either event=... (the sampler that ran says how batches were drawn) or "
@@ -591,7 +609,8 @@ def _epsilon_sweep(noise_multiplier: Any, sample_rate: Any, steps_: Any, epochs:
 
 
 def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, epochs: Any = None,
-          epsilon: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None) -> Answer:
+          epsilon: Any, batch_size: Any = None, dataset_size: Any = None, method: str | None = None,
+          group_size: Any = 1) -> Answer:
     """An upper bound on the δ of DP-SGD at ``epsilon`` (arguments as in :func:`epsilon`).
 
     Examples:
@@ -604,6 +623,9 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
     eps = Interval(0.0, math.inf, lo_closed=True).check("epsilon", epsilon)
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
+    k = _group_size(group_size, dataset_size)
+    if k > 1:
+        return _delta_group(s.sample_rate, sigma, s.steps, eps, k, method)
     best: Answer | None = None
     if method in (None, "rdp"):
         log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
@@ -721,7 +743,7 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
 
 def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = None, *, steps: Any = None,
                      epochs: Any = None, batch_size: Any = None, dataset_size: Any = None,
-                     method: str | None = None) -> Answer:
+                     method: str | None = None, group_size: Any = 1) -> Answer:
     """The smallest noise multiplier σ whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
 
     The answer is on the safe side: :func:`epsilon` (same ``method``) at the returned σ is ≤ the
@@ -739,6 +761,7 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
         batch_size: expected batch size (with ``dataset_size``, instead of ``sample_rate``).
         dataset_size: number of examples n (with ``batch_size``).
         method: ``None`` (tightest route), ``"rdp"`` or ``"pld"``.
+        group_size: k ≥ 1, a person with up to k examples is the unit (see :func:`epsilon`).
 
     Returns:
         :class:`Answer` (σ), with ``achieved`` the ε it reaches.
@@ -757,6 +780,9 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     q, t = s.sample_rate, s.steps
     assert t is not None
+    k = _group_size(group_size, dataset_size)
+    if k > 1:
+        return _sigma_group(eps, dlt, q, t, k, method)
     engine = _pld_engine(method)
     seen: dict[float, Answer] = {}
 
@@ -786,7 +812,8 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
 
 
 def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_rate: Any = None, *,
-          batch_size: Any = None, dataset_size: Any = None, method: str | None = None) -> Steps:
+          batch_size: Any = None, dataset_size: Any = None, method: str | None = None,
+          group_size: Any = 1) -> Steps:
     """The largest number of steps whose DP-SGD run is (``target_epsilon``, ``target_delta``)-DP.
 
     Returns:
@@ -801,6 +828,9 @@ def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_
     eps, dlt = _check_targets(target_epsilon, target_delta)
     sigma = POSITIVE.check("noise_multiplier", noise_multiplier)
     q = schedule(sample_rate, batch_size=batch_size, dataset_size=dataset_size, need_steps=False).sample_rate
+    k = _group_size(group_size, dataset_size)
+    if k > 1:
+        return _steps_group(eps, dlt, sigma, q, k, method)
     engine = _pld_engine(method)
     t = sg.dpsgd_steps(q, sigma, eps, dlt)
     achieved = 0.0
@@ -901,3 +931,96 @@ def plan(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, e
     s = schedule(sample_rate, steps=steps, epochs=epochs, batch_size=batch_size, dataset_size=dataset_size)
     assert s.steps is not None
     return [(step_mechanism(sigma, s.sample_rate), s.steps)]
+
+
+# ----------------------------------------------------------------------------------------------
+# User level: a person with up to k examples (examples Poisson-sampled)
+# ----------------------------------------------------------------------------------------------
+def group_step(noise_multiplier: float, sample_rate: float, group_size: int) -> Any:
+    """One DP-SGD step accounted for a person with up to ``group_size`` examples.
+
+    ``PoissonSubsampled(Gaussian(σ), q).group(k)``: the person's examples are each sampled
+    with probability q, so the step is the Binomial(k, q) mixture of Gaussians against the
+    Gaussian (Ganesh 2024; :class:`renyi.sampling.subsampling.PoissonSubsampledGroup`).
+    """
+    return step_mechanism(noise_multiplier, sample_rate).group(group_size)
+
+
+def _group_size(group_size: Any, dataset_size: Any) -> int:
+    from renyi.sampling.subsampling import _check_group_size
+
+    k = _check_group_size(group_size)
+    if dataset_size is not None and not _is_array(dataset_size):
+        n = check_int("dataset_size", dataset_size)
+        if k > n:
+            raise DomainError(f"group_size must be in [1, dataset_size = {n}]; got {k} (a person cannot "
+                              "contribute more examples than the data set holds)", name="group_size", value=k)
+    return k
+
+
+def _group_answer(c: Any, unit: str, bound: str) -> Answer:
+    return Answer(c.value, f"{c.method}; unit: {unit}", bound, witness=c.witness, lower=c.lower)
+
+
+def _eps_group(q: float, sigma: float, t: int, dlt: float, k: int, method: str | None) -> Answer:
+    """ε at δ of T group-level steps: the minimum over the routes ``method`` allows."""
+    from renyi.accounting.routes import best_epsilon
+
+    m = group_step(sigma, q, k)
+    return _group_answer(best_epsilon(t * m, dlt, method), m.unit, "upper bound on ε")
+
+
+def _delta_group(q: float, sigma: float, t: int, eps: float, k: int, method: str | None) -> Answer:
+    from renyi.accounting.routes import best_delta
+
+    m = group_step(sigma, q, k)
+    c = best_delta(t * m, eps, method)
+    return Answer(min(1.0, c.value), f"{c.method}; unit: {m.unit}", "upper bound on δ", witness=c.witness,
+                  lower=c.lower)
+
+
+def _sigma_group(eps: float, dlt: float, q: float, t: int, k: int, method: str | None) -> Answer:
+    """The smallest σ (to a relative 10⁻⁴, on the safe side) meeting (ε, δ) for a person with k examples.
+
+    The example-level σ is a lower end (a person with one example is one of the cases); from
+    there σ grows by factors of 1.5 to a verified point, which :func:`_pld_refine` moves back
+    toward the boundary, checking every point it returns.
+    """
+    seen: dict[float, Answer] = {}
+
+    def meets(s_: float) -> bool:
+        seen[s_] = _eps_group(q, s_, t, dlt, k, method)
+        return float(seen[s_]) <= eps
+
+    base = float(noise_multiplier(eps, dlt, q, steps=t, method="rdp" if method == "rdp" else None))
+    sigma = base
+    for _ in range(200):
+        if meets(sigma):
+            break
+        sigma *= 1.5
+    else:  # pragma: no cover - ε falls like 1/σ², 1.5²⁰⁰ covers every target
+        raise DomainError(f"no noise multiplier up to {sigma:.3g} meets ε = {eps:g}", name="target_epsilon",
+                          value=eps)
+    if sigma > base:
+        sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False)
+    a = seen[sigma]
+    return Answer(sigma, a.method, "σ at or above the smallest that meets the target", achieved=float(a))
+
+
+def _steps_group(eps: float, dlt: float, sigma: float, q: float, k: int, method: str | None) -> Steps:
+    """The largest T meeting (ε, δ) for a person with k examples (verified)."""
+    seen: dict[float, Answer] = {}
+
+    def meets(x: float) -> bool:
+        seen[x] = _eps_group(q, sigma, int(x), dlt, k, method)
+        return float(seen[x]) <= eps
+
+    what = "the largest number of steps that meets the target"
+    # the example-level answer is an upper end: the group's ε is at least the example's
+    start = float(max(1, int(steps(eps, dlt, sigma, q, method="rdp" if method == "rdp" else None))))
+    while start > 1 and not meets(start):
+        start = float(max(1, math.floor(start / 2)))
+    if not meets(start):
+        return Steps(0, seen[start].method, what, achieved=0.0)
+    t = int(_pld_refine(meets, seen, eps, start, +1.0, True))
+    return Steps(t, seen[float(t)].method, what, achieved=float(seen[float(t)]))

@@ -66,6 +66,9 @@ EpochsOpt = Annotated[Optional[float], typer.Option(
 NeighOpt = Annotated[Optional[Neighbouring], typer.Option(
     "--neighbouring", help="Neighbouring relation of the mechanism (gaussian, laplace, discrete-*, exponential).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+GroupOpt = Annotated[Optional[int], typer.Option(
+    "--group-size", help="User-level DP: the unit is a person with up to this many examples, each example "
+                         "Poisson-sampled (gaussian with --rate; the tight Binomial-mixture analysis).")]
 MethodOpt = Annotated[Optional[Method], typer.Option(
     help="Accounting route: exact (Gaussians), pld (numerical privacy loss distributions), rdp or zcdp. "
          "Default: the tightest valid route.")]
@@ -76,7 +79,7 @@ class _Schedule:
 
     def __init__(self, steps: int | None, rate: float | None, sampling: Scheme, batch_size: int | None = None,
                  dataset_size: int | None = None, epochs: float | None = None,
-                 neighbouring: Neighbouring | None = None) -> None:
+                 neighbouring: Neighbouring | None = None, group_size: int | None = None) -> None:
         if (batch_size is None) != (dataset_size is None):
             raise CLIError("--batch-size and --dataset-size go together (the sampling rate is their ratio)",
                            EXIT_USER)
@@ -87,6 +90,10 @@ class _Schedule:
         self.steps, self.rate, self.sampling = steps, rate, sampling
         self.batch_size, self.dataset_size, self.epochs = batch_size, dataset_size, epochs
         self.neighbouring = neighbouring
+        if group_size is not None and (sampling != Scheme.poisson or (rate is None and batch_size is None)):
+            raise CLIError("--group-size needs Poisson sampling of examples (--rate, or --batch-size and "
+                           "--dataset-size, with --sampling poisson)", EXIT_USER)
+        self.group_size = group_size
 
     def entry(self, mech: Mech, params: dict[str, Any], steps: int | None = None,
               rate: float | None = None) -> dict[str, Any]:
@@ -116,6 +123,8 @@ class _Schedule:
         elif self.batch_size is not None:
             entry["sampling"] = {"scheme": self.sampling.value, "batch_size": self.batch_size,
                                  "dataset_size": self.dataset_size}
+        if self.group_size is not None and "sampling" in entry:
+            entry["sampling"]["group_size"] = self.group_size
         return entry
 
 
@@ -148,6 +157,7 @@ def epsilon(
     dataset_size: DatasetOpt = None,
     epochs: EpochsOpt = None,
     neighbouring: NeighOpt = None,
+    group_size: GroupOpt = None,
     delta: Annotated[float, typer.Option(help="δ at which ε is reported.")] = 1e-5,
     method: MethodOpt = None,
     json_: JsonOpt = False,
@@ -170,12 +180,14 @@ def epsilon(
         renyi epsilon randomized-response --epsilon 1 --steps 5 --json
 
         renyi epsilon gaussian --sigma 1.1 --rate 0.01 --steps 1000 --method rdp
+
+        renyi epsilon gaussian --sigma 1.0 --rate 0.01 --steps 1000 --group-size 5
     """
     with user_errors():
         from renyi.report import compute_report
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
-        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring, group_size)
         pipe = _build(mechanism, params, sched, delta)
         with DelayedProgress("computing ε", total=7) as step:
             r = compute_report(pipe, progress=step, method=None if method is None else method.value,
@@ -230,6 +242,7 @@ def delta(
     dataset_size: DatasetOpt = None,
     epochs: EpochsOpt = None,
     neighbouring: NeighOpt = None,
+    group_size: GroupOpt = None,
     method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -247,7 +260,7 @@ def delta(
         from renyi.accounting import routes
 
         params = {"sigma": sigma, "scale": scale, "epsilon": epsilon, "p": p, "k": k, "sensitivity": sensitivity}
-        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring, group_size)
         pipe = _build(mechanism, params, sched, 1e-5)
         with DelayedProgress("computing δ"):
             total = renyi.compose(*pipe.items())
@@ -292,6 +305,7 @@ def calibrate(
     dataset_size: DatasetOpt = None,
     epochs: EpochsOpt = None,
     neighbouring: NeighOpt = None,
+    group_size: GroupOpt = None,
     method: MethodOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -355,7 +369,7 @@ def calibrate(
         if what is Solve.steps and (steps is not None or epochs is not None):
             raise CLIError("--steps is being solved for; do not give --steps or --epochs", EXIT_USER)
         check_delta = delta if delta is not None else 1e-5
-        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring)
+        sched = _Schedule(steps, rate, sampling, batch_size, dataset_size, epochs, neighbouring, group_size)
 
         def make(x: float) -> Any:
             params = dict(base)

@@ -27,6 +27,12 @@ apply:
   mechanism for every step in which a record is used (one use per epoch per record, i.e.
   compose the base mechanism once per epoch under the appropriate neighbouring relation).
 
+**User level.** ``PoissonSubsampled(Gaussian(σ), q).group(k)`` is
+:class:`PoissonSubsampledGroup`: Poisson sampling of *examples* accounted for a person with up
+to k examples, the tight Binomial mixture of Gaussians (Ganesh 2024; numerics in
+:mod:`renyi.sampling._group_gaussian`), with RDP and PLD routes. ``.group(k)`` of any other
+base is the generic group privacy of its guarantee.
+
 The curves carry no zCDP hint: the unamplified ρ of the base is valid but useless, and the
 amplified curves are not of the form ξ + ρα. Every curve here is a valid upper bound; DP-SGD
 accounting (``PoissonSubsampled(Gaussian(σ), q)`` composed T times) converts to (ε, δ) through
@@ -40,6 +46,8 @@ References:
     [WBK19] Wang, Balle, Kasiviswanathan, Subsampled Rényi Differential Privacy and Analytical
         Moments Accountant, AISTATS 2019, Thm 9 and Cor. 10.
     [CKS20] Canonne, Kamath, Steinke, The Discrete Gaussian for Differential Privacy, Prop. 12.
+    [Gan24] Ganesh, Tight Group-Level DP Guarantees for DP-SGD with Sampling via Mixture of
+        Gaussians Mechanisms, arXiv:2401.10294.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from renyi.sampling import _group_gaussian as gg
 from renyi.sampling import _subsampled_dpsgd as sgd
 from renyi.sampling import _subsampled_gaussian as sg
 from renyi.sampling import _subsampled_general as sgg
@@ -61,7 +70,7 @@ from renyi.guarantees.base import _check_delta, _check_epsilon
 from renyi.core.errors import ConversionError, DomainError
 from renyi.mechanisms.base import Mechanism, check_neighbouring
 
-__all__ = ["PoissonSubsampled", "PoissonSubsampledReplaceOne", "SubsampledWithoutReplacement"]
+__all__ = ["PoissonSubsampled", "PoissonSubsampledReplaceOne", "SubsampledWithoutReplacement", "PoissonSubsampledGroup"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -333,6 +342,23 @@ class PoissonSubsampled(Mechanism):
     def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
         return _no_worse(self.guarantee.best_delta(epsilon), self.mechanism.guarantee.best_delta, epsilon)
 
+    def group(self, k: int) -> Any:
+        """The guarantee for a person with up to ``k`` examples (k ≥ 1 an integer).
+
+        A Gaussian base gets the tight group-level mechanism, :class:`PoissonSubsampledGroup`:
+        the person's examples are each sampled, so Binomial(k, q) of them are in a batch, and
+        one step is the Binomial mixture of Gaussians against the Gaussian (Ganesh 2024). Any
+        other base keeps generic group privacy of its guarantee
+        (:meth:`renyi.guarantees.base.Guarantee.group`): valid, but not tight.
+
+        Raises:
+            DomainError: ``k`` is not an integer ≥ 1.
+        """
+        k = _check_group_size(k)
+        if _is(self.mechanism, "Gaussian"):
+            return PoissonSubsampledGroup(self.mechanism, self.rate, k)
+        return self.guarantee.group(k)
+
     def release(self, value: Any, rng: Any = None) -> Any:
         """Releasing needs the per-record data to subsample; here ``value`` must already be the
         query answer on the Poisson subsample, and the base mechanism's noise is added."""
@@ -522,3 +548,181 @@ def _wor_add_remove(mechanism: Mechanism, g: float, base_g: Guarantee) -> Guaran
         convex=False,
         label=f"without replacement, add/remove (γ={g:g}) of {base.label or base!r}",
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# User level: a person with up to k examples under Poisson sampling of examples
+# ----------------------------------------------------------------------------------------------
+class _GroupCurve(CurveValue):
+    """ε(α) of one group step (both directions, see :mod:`renyi.sampling._group_gaussian`)."""
+
+    __slots__ = ("k", "q", "sigma")
+
+    def __init__(self, k: int, q: float, sigma: float) -> None:
+        self.k, self.q, self.sigma = k, q, sigma
+
+    def __call__(self, alpha: np.ndarray) -> np.ndarray:
+        a = np.asarray(alpha, dtype=np.float64)
+        mix = gg.mixture(self.k, self.q, self.sigma)
+        flat = a.ravel()
+        out = np.empty(flat.size)
+        for i, x in enumerate(flat):
+            out[i] = math.inf if not math.isfinite(x) else mix.rdp(float(x))
+        return out.reshape(a.shape)
+
+    def __repr__(self) -> str:
+        return f"GroupSubsampledGaussian(k={self.k}, q={self.q:g}, σ={self.sigma:g})"
+
+
+@dataclass(frozen=True, slots=True)
+class PoissonSubsampledGroup(Mechanism):
+    """Poisson sampling of examples at rate q, accounted for a person with up to k examples.
+
+    One step releases the sum of the sampled examples' clipped gradients (ℓ₂-norm ≤ Δ, the
+    Gaussian's sensitivity) plus N(0, σ²I); a person's examples are each in the batch with
+    probability q. Neighbours: datasets that differ by adding or removing one person and all
+    of their (up to k) examples.
+
+    * RDP: exact at integer orders (a log-space convolution), the chord of the convex
+      cumulant generating function between integer orders ([WBK19] Cor. 10), the addition
+      direction by a certified quadrature; the maximum of the two directions.
+    * PLD: the two dominating pairs (remove and add) as privacy profiles, so that ``epsilon``
+      carries the engine's certified bracket.
+    * k = 1 is :class:`~renyi.sampling.subsampling.PoissonSubsampled` exactly; q = 1 is the
+      Gaussian with sensitivity kΔ; q = 0 spends nothing.
+
+    Args:
+        mechanism: a :class:`~renyi.mechanisms.Gaussian` under add/remove neighbours.
+        rate: the sampling rate q ∈ [0, 1] of examples.
+        group_size: k ≥ 1, the most examples one person contributes.
+        dataset_size: optional number of examples n; when given, k ≤ n is checked.
+
+    Raises:
+        DomainError: k < 1 or not an integer, k > dataset_size, rate ∉ [0, 1], a base that is
+            not an add/remove Gaussian.
+
+    References:
+        Ganesh (2024), arXiv:2401.10294; Choquette-Choo, Ganesh, Steinke, Thakurta (2023),
+        arXiv:2310.15526, Cor. 4.7.
+
+    Examples:
+        >>> from renyi.mechanisms import Gaussian
+        >>> from renyi.sampling.subsampling import PoissonSubsampled
+        >>> m = PoissonSubsampled(Gaussian(2.0), rate=0.01).group(5)
+        >>> m.unit
+        'a person with up to 5 examples'
+        >>> lo, eps = (1000 * m).best_epsilon(1e-5).lower, (1000 * m).epsilon(1e-5)
+        >>> lo <= eps < 1.01 * lo
+        True
+    """
+
+    mechanism: Mechanism
+    rate: float
+    group_size: int
+    dataset_size: int | None = None
+
+    neighbouring = "add_remove"
+
+    def __post_init__(self) -> None:
+        from renyi.mechanisms import Gaussian
+
+        if not isinstance(self.mechanism, Gaussian):
+            raise DomainError(
+                "mechanism must be a renyi Gaussian for the group-level analysis; got "
+                f"{type(self.mechanism).__name__} (use .group(k) on its guarantee for generic group privacy)",
+                name="mechanism", value=type(self.mechanism).__name__)
+        if self.mechanism.neighbouring != "add_remove":
+            raise DomainError(
+                f"mechanism.neighbouring must be 'add_remove' for Poisson subsampling; got "
+                f"{self.mechanism.neighbouring!r}", name="mechanism.neighbouring", value=self.mechanism.neighbouring)
+        object.__setattr__(self, "rate", PROBABILITY.check("rate", self.rate))
+        object.__setattr__(self, "group_size", _check_group_size(self.group_size))
+        if self.dataset_size is not None:
+            n = check_int("dataset_size", self.dataset_size, minimum=1)
+            object.__setattr__(self, "dataset_size", n)
+            if self.group_size > n:
+                raise DomainError(
+                    f"group_size must be in [1, dataset_size = {n}]; got {self.group_size} "
+                    "(a person cannot contribute more examples than the data set holds)",
+                    name="group_size", value=self.group_size)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """σ/Δ: the noise standard deviation over the clipping norm of one example."""
+        return float(self.mechanism.sigma / self.mechanism.sensitivity)  # type: ignore[attr-defined]
+
+    @property
+    def unit(self) -> str:
+        """The privacy unit, in words (reports print it)."""
+        k = self.group_size
+        return f"a person with up to {k} example{'s' if k != 1 else ''}"
+
+    @property
+    def sampling(self) -> str:
+        """How the input is subsampled, in words (printed by repr and reports)."""
+        return (f"Poisson sampling of examples (rate {self.rate:g}); unit: {self.unit}; "
+                "add/remove neighbours")
+
+    def __repr__(self) -> str:
+        return (f"PoissonSubsampledGroup({self.mechanism!r}, rate={self.rate!r}, group_size={self.group_size})"
+                f" [{self.sampling}]")
+
+    def _gaussian_k(self) -> Mechanism:
+        """The unsubsampled step: the Gaussian with sensitivity kΔ (what q = 1 is)."""
+        import dataclasses
+
+        return dataclasses.replace(self.mechanism, sensitivity=self.group_size * self.mechanism.sensitivity)  # type: ignore[attr-defined, type-var]
+
+    def _example_level(self) -> Mechanism:
+        return PoissonSubsampled(self.mechanism, self.rate)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The RDP curve of one step (see the class docstring)."""
+        q, k = self.rate, self.group_size
+        if q == 0.0 or k == 1:
+            return self._example_level().guarantee
+        if q == 1.0:
+            return self._gaussian_k().guarantee
+        curve = _GroupCurve(k, q, self.noise_multiplier)
+        return RDP(curve, eps_inf=math.inf, convex=True, label=repr(curve))
+
+    def best_epsilon(self, delta: float, method: str | None = None) -> Conversion:
+        # the native conversion (method="native"); the routes wrap it (see Mechanism)
+        g = self.guarantee.best_epsilon(delta)
+        plain = self._gaussian_k().guarantee.best_epsilon(delta)
+        return _smaller(g, plain)
+
+    def best_delta(self, epsilon: float, method: str | None = None) -> Conversion:
+        g = self.guarantee.best_delta(epsilon)
+        plain = self._gaussian_k().guarantee.best_delta(epsilon)
+        return _smaller(g, plain)
+
+    def group(self, k: int) -> PoissonSubsampledGroup:  # type: ignore[override]
+        """A group of ``k`` people with up to ``group_size`` examples each: k·group_size examples."""
+        k = _check_group_size(k)
+        n = self.group_size * k
+        return PoissonSubsampledGroup(self.mechanism, self.rate, n, self.dataset_size)
+
+    def release(self, value: Any, rng: Any = None) -> Any:
+        """``value`` must already be the sum over the Poisson sample; adds the Gaussian noise."""
+        return self.mechanism.release(value, rng)
+
+
+def _smaller(sub: Conversion, plain: Conversion) -> Conversion:
+    """The smaller of the mixture's bound and the unsubsampled Gaussian with sensitivity kΔ
+    (the mixture is dominated by it: the hockey-stick divergence is jointly convex and
+    increasing in the shift)."""
+    if plain.value < sub.value:
+        return Conversion(plain.value, plain.witness, f"{plain.method} (unsubsampled group Gaussian: never worse)")
+    return sub
+
+
+def _check_group_size(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        if isinstance(k, (float, np.floating)) and float(k).is_integer() and k >= 1:
+            return int(k)
+        raise DomainError(f"group_size must be an integer in [1, ∞); got {k!r}", name="group_size", value=k)
+    if k < 1:
+        raise DomainError(f"group_size must be an integer in [1, ∞); got {k!r}", name="group_size", value=k)
+    return int(k)

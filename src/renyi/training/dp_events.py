@@ -15,6 +15,11 @@ Traps this handles (each one a way to get a wrong ε when writing the glue by ha
 * ``SampledWithoutReplacementDpEvent`` is analysed under replace-one neighbours
   ([WBK19] Thm 9); ``PoissonSampledDpEvent`` under add/remove ([MTZ19], [ZW19]). The two
   relations are never mixed in one tree.
+* ``MixtureOfGaussiansDpEvent(σ, sensitivities, sampling_probs)`` (newer dp-accounting) is read
+  when its weights are Binomial(k, q) over the multiples 0, c, …, kc of one sensitivity c: that
+  is a person with up to k examples under Poisson sampling of examples, renyi's
+  ``PoissonSubsampled(Gaussian(σ, sensitivity=c), q).group(k)``. Other mixtures are refused
+  with the reason.
 
 References:
     [MTZ19] Mironov, Talwar, Zhang, Rényi Differential Privacy of the Sampled Gaussian
@@ -44,6 +49,7 @@ SUPPORTED_EVENTS = (
     "RandomizedResponseDpEvent",
     "ZCDpEvent",
     "PoissonSampledDpEvent",
+    "MixtureOfGaussiansDpEvent",
     "SampledWithoutReplacementDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
@@ -75,7 +81,7 @@ def _unsupported(event: Any, why: str) -> UnsupportedDpEventError:
 def _relation_of(event: Any) -> set[str]:
     """The neighbouring relations that sub-events of ``event`` require."""
     name = _name(event)
-    if name == "PoissonSampledDpEvent":
+    if name in ("PoissonSampledDpEvent", "MixtureOfGaussiansDpEvent"):
         return {"add_remove"}
     if name in ("SampledWithoutReplacementDpEvent", "RandomizedResponseDpEvent"):
         return {"replace_one"}
@@ -265,7 +271,63 @@ def _convert(event: Any, rel: str) -> Any:
         if m == "non-private":
             return _infinite()
         return SubsampledWithoutReplacement(m, m_size / n)
+    if name == "MixtureOfGaussiansDpEvent":
+        if rel != "add_remove":
+            raise _unsupported(event, "the mixture of Gaussians is analysed under add/remove neighbours, not "
+                                      "replace-one")
+        return _mixture_of_gaussians(event)
     raise _unsupported(event, f"supported events are {', '.join(SUPPORTED_EVENTS)}")
+
+
+def _mixture_of_gaussians(event: Any) -> Any:
+    """``MixtureOfGaussiansDpEvent`` with Binomial(k, q) weights over 0, c, …, kc (see the module
+    docstring) as ``PoissonSubsampled(Gaussian(σ, c), q).group(k)``."""
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling.subsampling import PoissonSubsampled
+
+    sigma = float(event.standard_deviation)
+    sens = [float(c) for c in event.sensitivities]
+    probs = [float(p) for p in event.sampling_probs]
+    if len(sens) != len(probs) or not sens:
+        raise DomainError(f"MixtureOfGaussiansDpEvent needs as many sensitivities as sampling_probs (≥ 1); got "
+                          f"{len(sens)} and {len(probs)}", name="sensitivities", value=len(sens))
+    if not (math.isfinite(sigma) and sigma >= 0.0):
+        raise DomainError(f"MixtureOfGaussiansDpEvent.standard_deviation must be in [0, inf); got {sigma!r}",
+                          name="standard_deviation", value=sigma)
+    if any(not (math.isfinite(c) and c >= 0.0) for c in sens):
+        raise DomainError(f"MixtureOfGaussiansDpEvent.sensitivities must be in [0, inf); got {sens!r}",
+                          name="sensitivities", value=sens)
+    if any(not (0.0 <= p <= 1.0) for p in probs) or abs(math.fsum(probs) - 1.0) > 1e-9:
+        raise DomainError(f"MixtureOfGaussiansDpEvent.sampling_probs must be probabilities summing to 1; got "
+                          f"{probs!r}", name="sampling_probs", value=probs)
+    law: dict[float, float] = {}
+    for c, p in zip(sens, probs):
+        if p > 0.0:
+            law[c] = law.get(c, 0.0) + p
+    positive = sorted(c for c in law if c > 0.0)
+    if not positive:
+        return None  # the output does not depend on the input
+    if sigma == 0.0:
+        return _infinite()
+    unit = positive[0]
+    js = {c: c / unit for c in law}
+    if any(abs(j - round(j)) > 1e-9 * max(1.0, j) for j in js.values()):
+        raise _unsupported(event, "its sensitivities are not the multiples of one sensitivity (renyi reads "
+                                  "Binomial mixtures: a person with up to k examples under Poisson sampling)")
+    mass = {int(round(js[c])): p for c, p in law.items()}
+    k = max(mass)
+    # the rate from the mean number of examples, rounded up by a relative 10⁻⁹ (the weights are
+    # given in floating point; a larger rate only adds privacy loss)
+    q = min(1.0, math.fsum(j * p for j, p in mass.items()) / k * (1.0 + 1e-9))
+    for j in range(k + 1):
+        b = math.comb(k, j) * q**j * (1.0 - q) ** (k - j)
+        if abs(mass.get(j, 0.0) - b) > 1e-9 + 1e-6 * b:
+            raise _unsupported(event, f"its weights are not Binomial(k={k}, q={q:.6g}) (renyi reads Binomial "
+                                      "mixtures: a person with up to k examples under Poisson sampling)")
+    gauss = Gaussian(sigma, unit)
+    if q >= 1.0:
+        return Gaussian(sigma, k * unit)
+    return PoissonSubsampled(gauss, q).group(k)
 
 
 @accepts_neighboring

@@ -20,6 +20,10 @@ Poisson subsampling with rate q turns a pair (P₀, Q₀) of the base mechanism 
 Sampling without replacement (replace-one neighbours) uses the same mixture pair for the
 base's replace-one pair (Zhu, Dong & Wang 2022, Thm 12); both orders are accounted.
 
+A person with k examples under Poisson sampling of examples (``PoissonSubsampled(Gaussian(σ),
+q).group(k)``) is the pair (Σ_j Bin(k, q)(j) N(j, σ²), N(0, σ²)) and its reverse
+(:class:`MixtureProfile`; Ganesh 2024, arXiv:2401.10294).
+
 References:
     Zhu, Dong, Wang (2022), Optimal Accounting of Differential Privacy via Characteristic
     Function, AISTATS, §5 (dominating pairs under subsampling).
@@ -41,8 +45,8 @@ from renyi.core._lazy import special
 from renyi.core._logmath import erfcx_gap, log1mexp
 from renyi.core.errors import ConversionError
 
-__all__ = ["Profile", "LossProfile", "AtomProfile", "PoissonProfile", "ReplaceOneGaussianProfile", "pairs_for",
-           "supports"]
+__all__ = ["Profile", "LossProfile", "AtomProfile", "PoissonProfile", "ReplaceOneGaussianProfile", "MixtureProfile",
+           "pairs_for", "supports"]
 
 
 def _log1mexp(x: np.ndarray) -> np.ndarray:
@@ -306,6 +310,35 @@ class ReplaceOneGaussianProfile(Profile):
         return True
 
 
+@dataclass(frozen=True, eq=False)
+class MixtureProfile(Profile):
+    """The remove (or add) pair of a person with k examples under Poisson sampling of examples:
+    (Σ_j Bin(k, q)(j) N(j, σ²), N(0, σ²)) and its reverse, 0 < q < 1, k ≥ 2 (Ganesh 2024).
+
+    The privacy loss is monotone in the output, so each profile is a sum of Gaussian profiles
+    at the one root of the loss (see :mod:`renyi.sampling._group_gaussian`, which also
+    explains the components moved to the +∞ outcome).
+    """
+
+    mix: Any
+    remove: bool = True
+
+    @property
+    def inf_mass(self) -> float:  # type: ignore[override]
+        return float(self.mix.drop) if self.remove else 0.0
+
+    def log_delta(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=np.float64)
+        f = self.mix.log_delta_remove if self.remove else self.mix.log_delta_add
+        return np.asarray(f(eps), dtype=np.float64)
+
+    def dual(self) -> Profile:
+        return MixtureProfile(self.mix, not self.remove)
+
+    def sup_loss(self) -> float:
+        return math.inf if self.remove else float(self.mix.sup_loss_add())
+
+
 # ----------------------------------------------------------------------------------------------
 # mechanism → dominating pairs
 # ----------------------------------------------------------------------------------------------
@@ -378,12 +411,22 @@ def pairs_for(mech: Any) -> tuple[Profile, Profile]:
     Symmetric mechanisms return the same profile twice. Raises
     :class:`~renyi.errors.ConversionError` for mechanisms without a known pair.
     """
-    from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne, SubsampledWithoutReplacement
+    from renyi.sampling.subsampling import (PoissonSubsampled, PoissonSubsampledGroup, PoissonSubsampledReplaceOne,
+                                            SubsampledWithoutReplacement)
 
     for pairs, _ in EXTENSIONS:
         found = pairs(mech)
         if found is not None:
             return found
+    if isinstance(mech, PoissonSubsampledGroup):
+        q, k = float(mech.rate), int(mech.group_size)
+        if k == 1 or q in (0.0, 1.0):
+            # the example-level step, the Gaussian with sensitivity kΔ, or nothing spent
+            return pairs_for(mech._example_level() if k == 1 or q == 0.0 else mech._gaussian_k())
+        from renyi.sampling import _group_gaussian
+
+        mix = _group_gaussian.mixture(k, q, mech.noise_multiplier)
+        return MixtureProfile(mix, True), MixtureProfile(mix, False)
     if isinstance(mech, PoissonSubsampledReplaceOne):
         rate = float(mech.rate)
         mu = float(mech.mechanism.sensitivity / mech.mechanism.sigma)  # type: ignore[attr-defined]

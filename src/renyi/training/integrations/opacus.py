@@ -55,6 +55,16 @@ with ``accountant="renyi"`` looks at the batches that will run before any traini
   fixed-size shuffled batches have no amplification theorem, so the Poisson ε would not be a
   guarantee; ``make_private`` raises :class:`renyi.DomainError` naming the fix, before
   training.
+
+User level: with ``group_size = k`` (the attribute, or the argument of ``get_epsilon`` /
+``get_privacy_spent`` / :func:`get_noise_multiplier`) the unit is a person with up to k
+examples, each example still Poisson-sampled: every DP-SGD step is accounted as
+``PoissonSubsampled(Gaussian(σ), q).group(k)`` (the tight Binomial mixture, see
+:func:`renyi.dpsgd.epsilon`)::
+
+    engine.accountant.group_size = 5
+    engine.get_epsilon(1e-5)          # ε for a person with up to 5 examples
+
 """
 
 from __future__ import annotations
@@ -99,10 +109,12 @@ class RenyiAccountant(IAccountant):
     ``(event, None, steps)`` for steps recorded with ``step(event=...)``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, group_size: int = 1) -> None:
         super().__init__()
         self.history: list[tuple[Any, Any, int]] = []
         self.sampler: Any = None
+        #: the unit: a person with up to this many examples (1: one example)
+        self.group_size = group_size
         #: the :class:`renyi.Accountant` that enforces a declared plan (:meth:`declare_plan`)
         self.accountant: Any = None
 
@@ -214,41 +226,54 @@ class RenyiAccountant(IAccountant):
         else:
             h.append((key[0], key[1], 1))
 
-    def _composition(self) -> Any:
+    def _composition(self, group_size: int = 1) -> Any:
         from renyi.guarantees.composition import compose
 
         parts = []
         for a, b, n in _check_history(self.history):
             one = a if b is None else dpsgd.step_mechanism(a, b)
+            if group_size > 1:
+                # DP-SGD steps: the tight group-level mechanism; recorded events: their .group(k)
+                one = one.group(group_size)
             parts.append(one if n == 1 else one.compose(n))
         return parts[0] if len(parts) == 1 else compose(*parts)
 
-    def get_privacy_spent(self, *, delta: float, method: str | None = None) -> tuple[float, float | None]:
+    def get_privacy_spent(self, *, delta: float, method: str | None = None,
+                          group_size: int | None = None) -> tuple[float, float | None]:
         """(ε, witness order) spent so far at ``delta``: an upper bound on ε.
 
         ``method``: None (the tightest route), ``"rdp"`` or ``"pld"`` (see
         :func:`renyi.dpsgd.epsilon`). With a sampler attached (:meth:`attach`), the ε of the
-        sampler's event (the method is then the tightest route for it).
+        sampler's event (the method is then the tightest route for it). ``group_size``: the
+        unit is a person with up to that many examples (default: the ``group_size``
+        attribute, 1).
         """
+        k = dpsgd._group_size(self.group_size if group_size is None else group_size, None)
         if self.sampler is not None:
+            if k > 1:
+                from renyi.core.errors import DomainError
+
+                raise DomainError("group_size > 1 is accounted for Poisson-sampled steps; with a sampler attached "
+                                  "use group_size = 1", name="group_size", value=k)
             return self._event_epsilon(delta)
         hist = _check_history(self.history)
         if not hist:
             return 0.0, None
         if len(hist) == 1 and hist[0][1] is not None:
             sigma, q, n = hist[0]
-            e = dpsgd.epsilon(sigma, q, steps=n, delta=delta, method=method)
+            e = dpsgd.epsilon(sigma, q, steps=n, delta=delta, method=method, group_size=k)
             assert isinstance(e, dpsgd.Answer)  # scalar arguments give one answer, not a sweep
             return float(e), e.witness
         from renyi.accounting.routes import best_epsilon
 
-        c = best_epsilon(self._composition(), delta, method)
+        c = best_epsilon(self._composition(k), delta, method)
         return float(c.value), c.witness
 
-    def get_epsilon(self, delta: float, *args: Any, method: str | None = None, **kwargs: Any) -> float:
+    def get_epsilon(self, delta: float, *args: Any, method: str | None = None, group_size: int | None = None,
+                    **kwargs: Any) -> float:
         """An upper bound on ε spent so far at ``delta`` (0 before the first step); ``method``
-        as in :meth:`get_privacy_spent`."""
-        return self.get_privacy_spent(delta=delta, method=method)[0]
+        and ``group_size`` as in :meth:`get_privacy_spent`."""
+        return self.get_privacy_spent(delta=delta, method=method, group_size=group_size)[0]
 
     def __len__(self) -> int:
         return len(self.history)
@@ -259,13 +284,16 @@ class RenyiAccountant(IAccountant):
 
 
 def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float,
-                         epochs: float | None = None, steps: int | None = None, **kwargs: Any) -> float:
+                         epochs: float | None = None, steps: int | None = None, group_size: int = 1,
+                         **kwargs: Any) -> float:
     """The smallest noise multiplier meeting (ε, δ) for Poisson-sampled DP-SGD (renyi's solver).
 
     Same keywords as Opacus's ``get_noise_multiplier``; ``epsilon_tolerance`` and the
     accountant name are accepted and ignored (the answer is exact to ~10⁻⁹, on the safe side).
+    ``group_size``: the unit is a person with up to that many examples.
     """
-    sigma = float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs))
+    sigma = float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs,
+                                         group_size=group_size))
     t = dpsgd.schedule(sample_rate, steps=steps, epochs=epochs).steps
     _CALIBRATED.value = (sigma, float(sample_rate), t, float(target_epsilon), float(target_delta))
     return sigma

@@ -1,0 +1,329 @@
+"""Numerics of the group-level Poisson-subsampled Gaussian (a person with k examples).
+
+Under Poisson sampling of *examples* at rate q, a person with k examples (each clipped to
+ℓ₂-norm Δ) contributes J ~ Binomial(k, q) of them to a batch. With noise multiplier
+σ = (noise standard deviation)/Δ and the worst case where all k gradients point the same way
+(Ganesh 2024, Thm 3.2 with Choquette-Choo, Ganesh, Steinke, Thakurta 2023, Cor. 4.7: a vector
+mixture of Gaussians is dominated by the scalar one with the norms), one step is the pair
+
+    P = Σ_j w_j N(j, σ²),  w_j = Bin(k, q)(j),    against    Q = N(0, σ²)
+
+for a removal (P, Q) and an addition (Q, P) of the person. Everything below is about that
+pair, in units of Δ.
+
+**Privacy loss.** L(x) = log dP/dQ(x) = log Σ_j w_j e^{L_j(x)}, L_j(x) = (2jx − j²)/(2σ²),
+is a log-sum-exp of affine functions of x: convex and increasing, from log w₀ (x → −∞) to
++∞. So {L > ε} = {x > x_ε} with the single root L(x_ε) = ε, and the privacy profiles are
+Gaussian tails at x_ε. Writing e^ε Q(x > x_ε) = Σ_j w_j e^{L_j(x_ε)} Q(x > x_ε) splits the
+remove profile into non-negative Gaussian terms (no cancellation between components):
+
+    δ_{P‖Q}(ε) = Σ_j w_j δ_G(j/σ, L_j(x_ε))                        (ε > log w₀; 1 − e^ε below)
+    δ_{Q‖P}(ε) = Σ_j w_j e^{ε + L_j(y_ε)} δ_G(j/σ, −L_j(y_ε))       (ε < −log w₀; 0 above)
+
+with L(y_ε) = −ε and δ_G(μ, ε) the profile of the Gaussian pair with shift μ (Balle & Wang
+2018, Thm 8), each component's threshold being the same x. The root is found by Newton's
+method from above (L convex: the iterates decrease monotonically to the root); the profile is
+then evaluated at ε̃ = L(x̃) exactly, so that a root off by rounding moves ε, not δ.
+
+Components with log w_j < −700 are dropped (as they would underflow), and their mass
+m_d ≤ (k+1)·e^{−700} is moved to an outcome only P produces (+∞ loss). That pair dominates the
+exact one (the exact pair is its post-processing: replace the outcome by a draw from the
+dropped components), so the profiles stay valid upper bounds in both directions.
+
+**RDP.** With a_j = w_j e^{−j²/(2σ²)}, (dP/dQ)(x) = Σ_j a_j e^{jx/σ²}, so for an integer order
+α the moment E_Q[(dP/dQ)^α] = Σ_s (a^{*α})_s e^{s²/(2σ²)} (α-fold convolution; E_Q e^{sx/σ²}
+= e^{s²/(2σ²)}), computed exactly in log space. K(α) = log E_Q[(dP/dQ)^α] is convex in α (a
+cumulant generating function), so between integer orders the chord is a valid upper bound
+(Wang, Balle, Kasiviswanathan 2019, Cor. 10). The addition direction, log E_Q[(dP/dQ)^{1−α}],
+has a log-concave integrand φ(x)·e^{(1−α)L(x)} (−x²/2 concave, (1−α)·convex), so the minimum
+of its tangent lines at the ends of each cell of a grid bounds it from above on that cell, and
+the tangents at the outermost points bound the tails: a certified upper bound at every real
+order. Both directions are bounded by the Gaussian with sensitivity k, αk²/(2σ²) (joint
+quasi-convexity of Rényi divergence), which is used where the convolution would be too long.
+
+References:
+    Ganesh (2024), Tight Group-Level DP Guarantees for DP-SGD with Sampling via Mixture of
+        Gaussians Mechanisms, arXiv:2401.10294.
+    Choquette-Choo, Ganesh, Steinke, Thakurta (2023), Privacy Amplification for Matrix
+        Mechanisms, arXiv:2310.15526, Cor. 4.7.
+    Balle, Wang (2018), Improving the Gaussian Mechanism for Differential Privacy, Thm 8.
+    Wang, Balle, Kasiviswanathan (2019), Subsampled Rényi Differential Privacy and Analytical
+        Moments Accountant, Cor. 10.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from renyi.core._lazy import special
+from renyi.core._logmath import log1mexp, log_delta_gaussian
+
+__all__ = ["GroupMixture", "mixture"]
+
+#: components lighter than this (log weight) are moved to the +∞ outcome (see the docstring)
+_DROP = -700.0
+#: integer orders are convolved exactly while α²(k+1)²/2 stays below this many terms
+_CONV_BUDGET = 1.5e7
+#: the largest integer order tabulated
+_MAX_ORDER = 256
+_CHUNK = 4096
+
+
+def _log_binomial(k: int, q: float) -> np.ndarray:
+    j = np.arange(k + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.asarray(
+            special.gammaln(k + 1.0) - special.gammaln(j + 1.0) - special.gammaln(k - j + 1.0)
+            + j * math.log(q) + (k - j) * math.log1p(-q), dtype=np.float64)
+
+
+class GroupMixture:
+    """The pair (Σ_j Bin(k, q)(j) N(j, σ²), N(0, σ²)) for 0 < q < 1, k ≥ 1, σ > 0.
+
+    Build it through :func:`mixture` (one cached object per (k, q, σ)).
+    """
+
+    def __init__(self, k: int, q: float, sigma: float) -> None:
+        self.k, self.q, self.sigma = k, q, sigma
+        self.s2 = sigma * sigma
+        lw_all = _log_binomial(k, q)
+        self.lw_all = lw_all
+        keep = lw_all >= _DROP
+        keep[int(np.argmax(lw_all))] = True
+        self.j = np.nonzero(keep)[0].astype(np.float64)
+        self.lw = lw_all[keep]
+        dropped = lw_all[~keep]
+        #: the mass moved to the +∞ outcome (0.0 when nothing is dropped)
+        self.drop = float(np.exp(special.logsumexp(dropped))) if dropped.size else 0.0
+        #: log w₀ of the kept part (−∞ when the j = 0 component was dropped)
+        self.lw0 = float(self.lw[0]) if self.j[0] == 0 else -math.inf
+        self._tab: np.ndarray | None = None
+        self._add: dict[int, float] = {}
+
+    # ------------------------------------------------------------------ privacy loss
+    def _terms(self, x: np.ndarray) -> np.ndarray:
+        j = self.j
+        return np.asarray(self.lw[None, :] + (2.0 * j[None, :] * x[:, None] - j[None, :] ** 2) / (2.0 * self.s2))
+
+    def loss(self, x: np.ndarray) -> np.ndarray:
+        """L(x) = log dP/dQ(x) (of the kept components)."""
+        return np.asarray(special.logsumexp(self._terms(np.asarray(x, dtype=np.float64)), axis=1))
+
+    def _loss_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = self._terms(x)
+        m = t.max(axis=1, keepdims=True)
+        e = np.exp(t - m)
+        se = e.sum(axis=1)
+        return m[:, 0] + np.log(se), (e @ self.j) / se / self.s2
+
+    def root(self, target: np.ndarray) -> np.ndarray:
+        """x with L(x) = target (target > log w₀), Newton's method from above."""
+        target = np.asarray(target, dtype=np.float64)
+        jm, lwm = float(self.j[-1]), float(self.lw[-1])
+        # L(x) ≥ lw_m + L_m(x): this x has L(x) ≥ target, a start above the root
+        x = (target - lwm) * self.s2 / jm + jm / 2.0
+        x = x + 1e-9 * (1.0 + np.abs(x))
+        active = np.ones(x.shape, dtype=bool)
+        for _ in range(200):
+            idx = np.nonzero(active)[0]
+            if not idx.size:
+                break
+            ll, d = self._loss_slope(x[idx])
+            step = (ll - target[idx]) / d
+            # from above on a convex increasing function the step is ≥ 0 up to rounding
+            x[idx] = x[idx] - np.maximum(step, 0.0)
+            active[idx] = step > 4e-16 * (1.0 + np.abs(x[idx]))
+        return x
+
+    def log_delta_remove(self, eps: np.ndarray) -> np.ndarray:
+        """log δ_{P‖Q}(ε) for real ε (array)."""
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.reshape(-1)
+        out = np.empty(flat.size)
+        low = flat <= self.lw0
+        if low.any():
+            out[low] = log1mexp(np.minimum(flat[low], 0.0))
+        idx = np.nonzero(~low)[0]
+        for lo in range(0, idx.size, _CHUNK):
+            ii = idx[lo:lo + _CHUNK]
+            x = self.root(flat[ii])
+            out[ii] = self._remove_at(x)
+        if self.drop > 0.0:
+            out = np.logaddexp(out, math.log(self.drop))
+        return out.reshape(eps.shape)
+
+    def _remove_at(self, x: np.ndarray) -> np.ndarray:
+        j = self.j
+        pos = j > 0
+        lj = (2.0 * j[pos][None, :] * x[:, None] - j[pos][None, :] ** 2) / (2.0 * self.s2)
+        ld = log_delta_gaussian(lj, np.broadcast_to(j[pos] / self.sigma, lj.shape))
+        return np.asarray(special.logsumexp(self.lw[pos][None, :] + ld, axis=1))
+
+    def log_delta_add(self, eps: np.ndarray) -> np.ndarray:
+        """log δ_{Q‖P}(ε) for real ε (array)."""
+        eps = np.asarray(eps, dtype=np.float64)
+        flat = eps.reshape(-1)
+        out = np.full(flat.size, -np.inf)
+        idx = np.nonzero(flat < -self.lw0)[0]
+        for lo in range(0, idx.size, _CHUNK):
+            ii = idx[lo:lo + _CHUNK]
+            y = self.root(-flat[ii])
+            j = self.j
+            lj = (2.0 * j[None, :] * y[:, None] - j[None, :] ** 2) / (2.0 * self.s2)
+            ll = special.logsumexp(self.lw[None, :] + lj, axis=1)  # = −ε̃
+            pos = j > 0
+            ld = log_delta_gaussian(-lj[:, pos], np.broadcast_to(j[pos] / self.sigma, (ii.size, int(pos.sum()))))
+            out[ii] = special.logsumexp(self.lw[pos][None, :] + lj[:, pos] + ld, axis=1) - ll
+        return out.reshape(eps.shape)
+
+    def sup_loss_add(self) -> float:
+        """ess sup of log dQ/dP under Q: −log w₀ (+∞ without the j = 0 component)."""
+        return -self.lw0
+
+    # ------------------------------------------------------------------ RDP
+    def max_order(self) -> int:
+        """The largest integer order convolved exactly."""
+        return int(max(2, min(_MAX_ORDER, math.isqrt(int(2 * _CONV_BUDGET)) // (self.k + 1))))
+
+    def _table(self) -> np.ndarray:
+        """K(n) = log E_Q[(dP/dQ)^n] for n = 0 … max_order (exact, log-space convolution)."""
+        if self._tab is not None:
+            return self._tab
+        n_max = self.max_order()
+        j = np.arange(self.k + 1, dtype=np.float64)
+        la = self.lw_all - j * j / (2.0 * self.s2)
+        tab = np.zeros(n_max + 1)
+        b = la.copy()  # b[s] = log (a^{*n})_s, s = 0 … nk
+        tab[1] = float(special.logsumexp(b + np.arange(b.size) ** 2 / (2.0 * self.s2)))
+        for n in range(2, n_max + 1):
+            # b ⊛ a in log space, one shifted copy of b per component (no dense matrix)
+            out = np.full(b.size + self.k, -np.inf)
+            for t in range(self.k + 1):
+                if la[t] > -np.inf:
+                    np.logaddexp(out[t:t + b.size], b + la[t], out=out[t:t + b.size])
+            b = out
+            tab[n] = float(special.logsumexp(b + np.arange(b.size) ** 2 / (2.0 * self.s2)))
+        tab[1] = 0.0  # E_Q[dP/dQ] = 1 exactly
+        self._tab = tab
+        return tab
+
+    def cgf_remove(self, alpha: float) -> float:
+        """An upper bound on K(α) = log E_Q[(dP/dQ)^α]: exact at integer orders ≤ max_order,
+        the chord between the neighbouring integers elsewhere (K convex), and
+        α(α−1)k²/(2σ²) (the Gaussian with sensitivity k) beyond the table."""
+        gauss = alpha * (alpha - 1.0) * self.k ** 2 / (2.0 * self.s2)
+        n_max = self.max_order()
+        if alpha > n_max:
+            return gauss
+        tab = self._table()
+        lo = int(math.floor(alpha))
+        if lo == alpha:
+            return min(float(tab[lo]), gauss)
+        t = alpha - lo
+        return min((1.0 - t) * float(tab[lo]) + t * float(tab[lo + 1]), gauss)
+
+    def cgf_add(self, alpha: float) -> float:
+        """A certified upper bound on log E_Q[(dP/dQ)^{1−α}] = (α−1)·D_α(Q‖P), α > 1 real.
+
+        Integer orders by the quadrature of :func:`_log_concave_integral` (refined once where
+        it exceeds the removal direction); between integers the chord of those bounds (the
+        function is convex in α, and 0 at α = 1).
+        """
+        cap = alpha * (alpha - 1.0) * self.k ** 2 / (2.0 * self.s2)
+        lo = int(math.floor(alpha))
+        if lo == alpha:
+            return min(self._add_int(lo), cap)
+        t = alpha - lo
+        k_lo = 0.0 if lo <= 1 else self._add_int(lo)
+        return min((1.0 - t) * k_lo + t * self._add_int(lo + 1), cap)
+
+    def _add_int(self, n: int) -> float:
+        hit = self._add.get(n)
+        if hit is None:
+            hit = _log_concave_integral(self, float(n), 801)
+            if hit > self.cgf_remove(float(n)):
+                # coarse where both directions are tiny: a finer grid (both are valid bounds)
+                hit = min(hit, _log_concave_integral(self, float(n), 16001))
+            self._add[n] = hit
+        return hit
+
+    def rdp(self, alpha: float) -> float:
+        """ε(α) of one step, both directions (max), a valid upper bound; α > 1 finite."""
+        rem = self.cgf_remove(alpha)
+        gauss = alpha * (alpha - 1.0) * self.k ** 2 / (2.0 * self.s2)
+        if rem >= gauss:  # already the cap, which bounds the addition direction too
+            return gauss / (alpha - 1.0)
+        return max(rem, self.cgf_add(alpha)) / (alpha - 1.0)
+
+
+def _log_concave_integral(mix: GroupMixture, alpha: float, points: int) -> float:
+    """log of an upper bound on ∫ φ_σ(x) e^{(1−α)L(x)} dx.
+
+    The log-integrand ψ is concave, so on every cell of a grid it lies below both tangent
+    lines at the cell's ends, and outside the grid below the outermost tangents; the integral
+    of the lower envelope of those lines is computed exactly (rounded up). The grid is dense
+    around the mode of ψ and spans the region where ψ is within 60 of its maximum.
+    """
+    j, lw, s2 = np.arange(mix.k + 1, dtype=np.float64), mix.lw_all, mix.s2
+    fin = np.isfinite(lw)
+    j, lw = j[fin], lw[fin]
+    c0 = -0.5 * math.log(2.0 * math.pi * s2)
+
+    def psi(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = lw[None, :] + (2.0 * j[None, :] * x[:, None] - j[None, :] ** 2) / (2.0 * s2)
+        ll = special.logsumexp(t, axis=1)
+        p = np.exp(t - ll[:, None])
+        return c0 - x * x / (2.0 * s2) + (1.0 - alpha) * ll, -x / s2 + (1.0 - alpha) * (p @ j) / s2
+
+    # the mode: ψ' decreases from > 0 to < 0; it lies in [(1−α)k, 0] (the slope of L is in [0, k/σ²])
+    lo, hi = (1.0 - alpha) * float(j.max()) - 1.0, 1.0
+    for _ in range(4):
+        xs = np.linspace(lo, hi, 65)
+        d = psi(xs)[1]
+        i = int(np.searchsorted(-d, 0.0))  # first index with ψ' ≤ 0
+        lo, hi = float(xs[max(i - 1, 0)]), float(xs[min(i, 64)])
+    xm = 0.5 * (lo + hi)
+    fm = float(psi(np.array([xm]))[0][0])
+    ends = []
+    for sgn in (-1.0, 1.0):
+        offs = mix.sigma * 2.0 ** np.arange(-6, 40)
+        f = psi(xm + sgn * offs)[0]
+        i = int(np.argmax(f < fm - 60.0))
+        ends.append(float(offs[i]))
+    u = np.linspace(-1.0, 1.0, points)
+    # sinh spacing: fine near the mode, coarse in the tails
+    x = np.where(u < 0, xm + ends[0] * np.sinh(4.0 * u) / math.sinh(4.0), xm + ends[1] * np.sinh(4.0 * u) / math.sinh(4.0))
+    x = np.unique(x)
+    f, d = psi(x)
+    x0, x1, f0, f1, d0, d1 = x[:-1], x[1:], f[:-1], f[1:], d[:-1], d[1:]
+    # the two tangents cross at c (d0 ≥ d1 by concavity); the bound is the lower envelope
+    gap = d0 - d1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(gap > 0.0, (f1 - f0 + d0 * x0 - d1 * x1) / np.where(gap > 0.0, gap, 1.0), 0.5 * (x0 + x1))
+    c = np.clip(c, x0, x1)
+    parts = [_log_int_exp_line(f0, d0, c - x0), _log_int_exp_line(f1 + d1 * (c - x1), d1, x1 - c),
+             # tails: the tangents at the outermost points (slopes > 0 on the left, < 0 on the right)
+             np.array([f[0] - math.log(d[0]), f[-1] - math.log(-d[-1])])]
+    return float(special.logsumexp(np.concatenate(parts)))
+
+
+def _log_int_exp_line(f: np.ndarray, d: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """log ∫_0^h e^{f + d·t} dt, elementwise (−∞ where h = 0), rounded up by 1e-12."""
+    z = d * h
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        zs = np.where(z == 0.0, 1.0, z)
+        # log((e^z − 1)/z), stable for both signs of z
+        lr = np.where(np.abs(z) < 1e-10, 0.5 * z,
+                      np.where(z > 0, z + np.log(-np.expm1(-np.abs(zs))) - np.log(np.abs(zs)),
+                               np.log(-np.expm1(-np.abs(zs))) - np.log(np.abs(zs))))
+        out = f + np.log(np.where(h > 0, h, 1.0)) + lr + 1e-12
+    return np.where(h > 0, out, -np.inf)
+
+
+@lru_cache(maxsize=64)
+def mixture(k: int, q: float, sigma: float) -> GroupMixture:
+    """The (cached) pair for a person with k examples, sampling rate q ∈ (0, 1), noise σ."""
+    return GroupMixture(int(k), float(q), float(sigma))

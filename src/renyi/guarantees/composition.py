@@ -30,7 +30,7 @@ Examples:
 from __future__ import annotations
 
 import math
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 
@@ -136,14 +136,22 @@ def route_items(items: tuple[Any, ...]) -> tuple[Item, ...]:
 
 # Precise result types for the homogeneous cases of the table above (the order matters: the
 # first matching overload wins, as the first matching row of the table does).
+class _GDPMechanism(Protocol):
+    """A mechanism whose one run is exactly μ-GDP (the Gaussian mechanism), named by its shape so
+    that this layer need not import the mechanisms above it (annotations only)."""
+
+    @property
+    def guarantee(self) -> GDP: ...
+
+
 @overload
-def compose(*items: GDP | tuple[GDP, int]) -> GDP: ...  # type: ignore[overload-overlap]
+def compose(*items: GDP | _GDPMechanism | tuple[GDP | _GDPMechanism, int]) -> GDP: ...  # type: ignore[overload-overlap]
 @overload
 def compose(*items: PureDP | tuple[PureDP, int]) -> PureDP: ...  # type: ignore[overload-overlap]
 @overload
 def compose(*items: PureDP | ApproxDP | tuple[PureDP | ApproxDP, int]) -> ApproxDP: ...  # type: ignore[overload-overlap]
 @overload
-def compose(*items: ZCDP | GDP | PureDP | tuple[ZCDP | GDP | PureDP, int]) -> ZCDP: ...
+def compose(*items: ZCDP | GDP | PureDP | _GDPMechanism | tuple[ZCDP | GDP | PureDP | _GDPMechanism, int]) -> ZCDP: ...
 @overload
 def compose(*items: RDP | tuple[RDP, int]) -> RDP: ...
 @overload

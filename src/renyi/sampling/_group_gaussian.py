@@ -255,12 +255,34 @@ class GroupMixture:
         return min((1.0 - t) * k_lo + t * self._add_int(lo + 1), cap)
 
     def _add_int(self, n: int) -> float:
+        """The certified bound at an integer order n, refined only while it matters: not once
+        it is at most 0.5 % above the exact removal direction (the one-step curve is the
+        larger of the two, and the truth is at least the removal value). First the
+        log-concave quadrature on 201 points (cheap; enough where the removal direction is
+        far larger), then the remainder form (:func:`_add_by_remainder`, 2001 then 8001
+        points) where it applies, else the quadrature on 801, 3201, 12801 points until it
+        stops moving (its error falls as h², so a change below 1 % from a 4× finer grid
+        leaves < 0.07 %). Every value is valid; the smallest is kept."""
         hit = self._add.get(n)
         if hit is None:
-            hit = _log_concave_integral(self, float(n), 801)
-            if hit > self.cgf_remove(float(n)):
-                # coarse where both directions are tiny: a finer grid (both are valid bounds)
-                hit = min(hit, _log_concave_integral(self, float(n), 16001))
+            rem = self.cgf_remove(float(n))
+            hit = _log_concave_integral(self, float(n), 201)
+            for points in (2001, 8001):
+                if hit <= rem * 1.005:
+                    break
+                r = _add_by_remainder(self, n - 1, points)
+                if r is None:
+                    break
+                hit = min(hit, r)
+            else:
+                points = 0
+            if points and hit > rem * 1.005:  # the remainder form does not apply here
+                for points in (801, 3201, 12801):
+                    finer = min(hit, _log_concave_integral(self, float(n), points))
+                    moved = hit - finer
+                    hit = finer
+                    if hit <= rem * 1.005 or moved <= 0.01 * abs(hit):
+                        break
             self._add[n] = hit
         return hit
 
@@ -341,3 +363,85 @@ def _log_int_exp_line(f: np.ndarray, d: np.ndarray, h: np.ndarray) -> np.ndarray
 def mixture(k: int, q: float, sigma: float) -> GroupMixture:
     """The (cached) pair for a person with k examples, sampling rate q ∈ (0, 1), noise σ."""
     return GroupMixture(int(k), float(q), float(sigma))
+
+
+#: the addition direction by the remainder form below applies while m·E_Q[u] stays below this
+_REMAINDER_MAX = 0.5
+
+
+def _add_by_remainder(mix: GroupMixture, m: int, points: int) -> float | None:
+    """An upper bound on log E_Q[(dP/dQ)^{−m}] (the addition direction at order α = m + 1) by
+    its small remainder; None where it does not apply (then the log-concave quadrature does).
+
+    With dP/dQ = w₀(1 + u), u(x) = Σ_{j≥1} (w_j/w₀) e^{L_j(x)} ≥ 0 (increasing and convex in
+    x) and E_Q[u] = (1 − w₀)/w₀ exactly (E_Q e^{L_j} = 1),
+
+        E_Q[(dP/dQ)^{−m}] = w₀^{−m} (1 − m E_Q[u] + R),   R = E_Q[h(u)],  h(u) = (1+u)^{−m} − 1 + m u.
+
+    h is convex, increasing and ≥ 0 on u ≥ 0, so g = h∘u is convex and increasing in x: on each
+    cell of a grid g lies below its chord (∫ φ·chord is exact in Φ and φ), left of the grid
+    below its value at the first point, right of it below m·u (h(u) ≤ m u), whose Gaussian
+    integral is Σ_j (w_j/w₀) Φ̄((x − j)/σ). The leading terms, O(q), are exact in closed form,
+    so only R = O(q²) is integrated: a grid of a few thousand points bounds it within 0.1 %,
+    where bounding the whole integral 1 + O(q²) to that precision needs 10⁴–10⁵ tangents.
+    The result is rounded up (relative 1e-9 on R, absolute 1e-13 on the total).
+    """
+    sig, s2 = mix.sigma, mix.s2
+    lw_all = mix.lw_all
+    lw0 = float(lw_all[0])
+    big_l0 = -lw0  # −log w₀ = −k·log(1 − q) > 0
+    eu = math.expm1(big_l0)  # E_Q[u] = (1 − w₀)/w₀
+    a = m * eu
+    if not (math.isfinite(a) and a <= _REMAINDER_MAX):
+        return None
+    j = np.arange(1, mix.k + 1, dtype=np.float64)
+    lr = lw_all[1:] - lw0  # log(w_j/w₀)
+    fin = np.isfinite(lr)
+    j, lr = j[fin], lr[fin]
+
+    def log_u(x: np.ndarray) -> np.ndarray:
+        return _lse(lr[None, :] + (2.0 * j[None, :] * x[:, None] - j[None, :] ** 2) / (2.0 * s2), axis=1)
+
+    def g_of(x: np.ndarray) -> np.ndarray:
+        u = np.exp(log_u(x))
+        with np.errstate(over="ignore", invalid="ignore"):
+            full = np.expm1(-m * np.log1p(u)) + m * u
+            small = u < 1e-6 / (m + 1.0)
+            # h(u) ≤ m(m+1)u²/2 (h(0) = h'(0) = 0, h'' ≤ m(m+1)): rounding-free where u is tiny
+            return np.where(small, 0.5 * m * (m + 1.0) * u * u, np.maximum(full, 0.0))
+
+    def tail(x: np.ndarray) -> np.ndarray:  # ∫_x^∞ φ_σ · m·u
+        z = (x[:, None] - j[None, :]) / sig
+        return m * np.exp(_lse(lr[None, :] + special.log_ndtr(-z), axis=1))
+
+    def upper(x_lo: float, x_hi: float, n: int) -> float:
+        x = np.linspace(x_lo, x_hi, n)
+        z = x / sig
+        g = g_of(x)
+        za, zb = z[:-1], z[1:]
+        # ΔΦ from the side where it keeps its digits
+        dphi = np.where(za >= 0.0, special.ndtr(-za) - special.ndtr(-zb), special.ndtr(zb) - special.ndtr(za))
+        pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+        m1 = sig * ((pdf[:-1] - pdf[1:]) - za * dphi)  # ∫_cell (x − x_a) φ_σ(x) dx
+        m1 = np.clip(m1, 0.0, (x[1:] - x[:-1]) * dphi)
+        cells = g[:-1] * dphi + (g[1:] - g[:-1]) / (x[1:] - x[:-1]) * m1
+        left = g[0] * float(special.ndtr(z[0]))
+        right = float(tail(np.array([x_hi]))[0])
+        return float(np.sum(np.maximum(cells, 0.0))) + left + right
+
+    x_lo = -12.0 * sig
+    x_top = float(j[-1]) + 14.0 * sig
+    # where u exceeds e^600 the grid stops (the tail bound covers the rest; u increases)
+    cand = np.linspace(x_lo, x_top, 257)
+    over = np.nonzero(log_u(cand) > 600.0)[0]
+    if over.size:
+        x_top = float(cand[max(over[0] - 1, 1)])
+    r1 = upper(x_lo, x_top, 401)
+    cand = np.linspace(x_lo, x_top, 257)
+    ok = np.nonzero(tail(cand) <= 1e-6 * r1)[0]
+    x_hi = float(cand[ok[0]]) if ok.size else x_top
+    r = min(r1, upper(x_lo, max(x_hi, x_lo + sig), points))
+    r = r * (1.0 + 1e-9)
+    if not (math.isfinite(r) and r - a > -1.0):
+        return None
+    return float(m * big_l0 + math.log1p(r - a)) + 1e-13 * (1.0 + m * big_l0)

@@ -58,8 +58,8 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import fft as sfft
-from scipy import special
+from renyi.core._lazy import fft as sfft
+from renyi.core._lazy import special
 
 import renyi.accounting.pld._profiles as _profiles
 from renyi.accounting.pld._many import Bucket

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import renyi
-from renyi.audit import METHODS, AuditResult, audit, epsilon_lower_bound, read_scores
+from renyi.audit import DESIGN_METHODS, DESIGNS, METHODS, AuditResult, audit, epsilon_lower_bound, read_scores
 from renyi.audit._binomial import _window_max, clopper_pearson_upper, one_run_epsilon, one_run_p_value
 from renyi.audit.bounds import _corners, _grid, _ranks, gdp_epsilon_lower
 
@@ -268,6 +268,36 @@ def test_audit_flags_a_run_that_is_not_the_declared_event() -> None:
     s, b = _gauss(10_000, 4.0, 9)
     rep = audit(s, b, delta=1e-5, methods=("threshold", "one_run"), event=renyi.Gaussian(4.0))
     assert set(rep.contradictions()) == {"threshold", "one_run"}
+
+
+def test_each_result_states_the_design_it_needs() -> None:
+    """threshold and gdp need independent trials; one_run one run with a fair coin per canary."""
+    s, b = _gauss(1000, 1.0, 2)
+    for m in METHODS:
+        r = epsilon_lower_bound(s, b, delta=1e-5, method=m)
+        assert r.design == DESIGNS[m] and r.to_dict()["design"] == DESIGNS[m]
+    assert "not one run with many canaries" in DESIGNS["threshold"]
+    assert "not one run with many canaries" in DESIGNS["gdp"]
+    assert "fair coin" in DESIGNS["one_run"]
+    doc = " ".join((epsilon_lower_bound.__doc__ or "").split())  # the docstring states each design
+    assert doc.count("*design: independent trials*") == 2 and "*design: one training run*" in doc
+
+
+def test_audit_design_selects_the_valid_methods() -> None:
+    """design="one_run" (one training run, many canaries) runs only one_run and refuses the others;
+    design="independent" runs all three; no design keeps the old default (all three)."""
+    s, b = _gauss(2000, 1.0, 3)
+    rep = audit(s, b, delta=1e-5, design="one_run")
+    assert [r.method for r in rep.results] == ["one_run"] and rep.design == "one_run"
+    assert rep.to_dict()["design"] == "one_run"
+    assert [r.method for r in audit(s, b, delta=1e-5, design="independent").results] == list(METHODS)
+    assert [r.method for r in audit(s, b, delta=1e-5).results] == list(METHODS)
+    assert DESIGN_METHODS["one_run"] == ("one_run",)
+    for m in ("threshold", "gdp"):
+        with pytest.raises(renyi.DomainError, match=f"method '{m}' needs independent trials"):
+            audit(s, b, delta=1e-5, design="one_run", methods=[m])
+    with pytest.raises(renyi.DomainError, match="design must be one of one_run, independent or None; got 'x'"):
+        audit(s, b, delta=1e-5, design="x")
 
 
 def test_audit_bad_methods() -> None:

@@ -250,6 +250,7 @@ def test_validity_public_function_large(name: str, sample: Sample, eps_true: flo
             fails += r.mu > mu_true or (name.startswith("gaussian") and r.epsilon > eps_true)
         else:
             fails += r.epsilon > eps_true
+    print(f"{name} / {method}: {fails} of 1000 trials above the truth (β = {BETA})")
     assert binomial_test_passes(fails, 1000), (name, method, fails)
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
+from renyi.core._lazy import special
 
 from renyi.core._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import DomainError

@@ -110,6 +110,44 @@ def test_one_run_epsilon_all_correct_golden() -> None:
     assert e <= special.logit(0.05 ** (1 / 100))
 
 
+# Golden values: Steinke, Nasr & Jagielski's bound for fixed (m, r, v) at δ = 1e-5, β = 0.05, as
+# computed by an independent port of the authors' reference code (github.com/zihangxiang/
+# tight-privacy-audit-in-one-run, compare/RESULTS.txt, "Steinke" column): the idealised Gaussian
+# setting with v = r − round(E[mistakes]). Rows (μ, m, r, mistakes, ε). That port sums the δ-window
+# as P[v−i < X ≤ v] where the authors' Algorithm 2 sums P[v−i ≤ X < v]; the two agree to 1e-4
+# except where the 2mδ term matters (μ = 2, r = 1000: 0.15 % lower; m = 1000: 0.03 % lower).
+SNJ23_PORT = [(0.5, 10_000, 1000, 259, 0.9277), (0.5, 10_000, 2500, 755, 0.7643), (0.5, 10_000, 5000, 1721, 0.5948),
+              (0.5, 10_000, 10_000, 4013, 0.3661), (1, 10_000, 1000, 97, 2.0466), (1, 10_000, 2500, 364, 1.6736),
+              (1, 10_000, 5000, 1034, 1.2858), (1, 10_000, 10_000, 3085, 0.7711), (2, 10_000, 1000, 5, 4.4836),
+              (2, 10_000, 2500, 36, 3.9322), (2, 10_000, 5000, 202, 3.0457), (2, 10_000, 10_000, 1587, 1.6223),
+              (0.5, 1000, 100, 26, 0.6519), (1, 100_000, 10_000, 967, 2.1713), (2, 100_000, 100_000, 15866, 1.6535)]
+
+
+@pytest.mark.parametrize(("mu", "m", "r", "u", "ref"), SNJ23_PORT)
+def test_one_run_epsilon_matches_an_independent_port_of_the_reference_code(mu: float, m: int, r: int, u: int,
+                                                                             ref: float) -> None:
+    e = float(one_run_epsilon(m, r, r - u, 1e-5, 0.05))
+    assert e == pytest.approx(ref, rel=2e-3)
+    assert e <= ref + 1e-4  # never above: Alg. 2's window is the larger one near the top
+
+
+def test_one_run_fixed_guesses_is_the_single_test() -> None:
+    """guesses=k: the bound is the one test at level β (no grid, no Bonferroni) on the k highest
+    and k lowest scores; it is refused for other methods and outside [1, m/2]."""
+    s, b = _gauss(4000, 1.0, 11)
+    r = epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=300)
+    order = np.argsort(-s)
+    v = int(b[order[:300]].sum() + (~b[order[-300:]]).sum())
+    assert r.epsilon == pytest.approx(float(one_run_epsilon(4000, 600, v, 1e-5, 0.05)), rel=1e-12)
+    assert f"{v} of 600 guesses correct" in r.witness and "fixed in advance" in r.witness
+    with pytest.raises(renyi.DomainError, match=r"guesses must be in \[1, 2000\]"):
+        epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=2001)
+    with pytest.raises(renyi.DomainError, match="guesses applies to method='one_run' only"):
+        epsilon_lower_bound(s, b, delta=1e-5, method="threshold", guesses=10)
+    with pytest.raises(TypeError):
+        epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=1.5)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------- the threshold corners
 def test_threshold_grid_is_doubling() -> None:
     assert list(_grid(10)) == [0, 1, 2, 4, 8]

@@ -337,7 +337,7 @@ def _round_down(x: float) -> float:
 # the public function
 # --------------------------------------------------------------------------------------
 def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence: float = 0.95,
-                        method: str = "threshold", seed: int = 0) -> AuditResult:
+                        method: str = "threshold", seed: int = 0, guesses: int | None = None) -> AuditResult:
     """A statistically valid lower bound on ε at δ from canary scores.
 
     With probability at least ``confidence`` over the canaries' randomness, the audited
@@ -361,6 +361,12 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
             ``DESIGNS`` holds these designs in words; every result carries its own in
             ``.design``.
         seed: seed of the random tie-breaking key (any fixed value is valid).
+        guesses: ``"one_run"`` only: a number k of guesses per side fixed *before* seeing the
+            scores (the k highest guessed included, the k lowest excluded; 1 ≤ k ≤ m/2). The
+            bound is then the one test at level β, with no Bonferroni correction over the grid
+            of k: more power when k is well chosen in advance (e.g. from a pilot run), less
+            when it is not. None (default) picks the best k on the grid {1, 2, 4, …} and pays
+            for the choice.
 
     Returns:
         An :class:`AuditResult`; ``epsilon`` is a lower bound on ε, rounded down.
@@ -388,6 +394,9 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
     if method not in METHODS:
         raise DomainError(f"method must be one of {', '.join(METHODS)}; got {method!r}", name="method",
                           value=method)
+    if guesses is not None and method != "one_run":
+        raise DomainError(f"guesses applies to method='one_run' only; got method={method!r}", name="guesses",
+                          value=guesses)
     conf = PROBABILITY_OPEN.check("confidence", confidence)
     if method == "gdp":
         d = PROBABILITY_OPEN.check("delta", delta)
@@ -400,7 +409,7 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
     m, n1 = int(s.size), int(inc.sum())
 
     if method == "one_run":
-        return _one_run(rank, inc, d, conf, beta, fpr_pts, tpr_pts)
+        return _one_run(rank, inc, d, conf, beta, fpr_pts, tpr_pts, guesses)
 
     fpr, fnr, k = _corners(rank, inc, beta)
     trade = EmpiricalTradeoff(fpr_pts, tpr_pts, fpr, 1.0 - fnr)
@@ -433,28 +442,36 @@ def _corner_words(k: int, fpr: float, fnr: float) -> str:
     return f"{where}: FPR ≤ {fpr:.4g}, FNR ≤ {fnr:.4g} (simultaneous bounds)"
 
 
-def _guesses(rank: np.ndarray, inc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The one-run guesses on the fixed grid k ∈ {1, 2, 4, …, ⌊m/2⌋}: the k highest scores are
-    guessed included, the k lowest excluded, the rest abstain. Returns (k, r = 2k, v = correct)."""
+def _guesses(rank: np.ndarray, inc: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one-run guesses on the fixed grid k ∈ {1, 2, 4, …, ⌊m/2⌋} (or the one given k): the k
+    highest scores are guessed included, the k lowest excluded, the rest abstain. Returns
+    (k, r = 2k, v = correct)."""
     m = rank.size
     lab = inc[np.argsort(-rank)]
     top = np.concatenate([[0], np.cumsum(lab)])              # included among the k highest
     bottom = np.concatenate([[0], np.cumsum(~lab[::-1])])    # excluded among the k lowest
-    ks = _grid(m // 2 + 1)[1:]
+    ks = _grid(m // 2 + 1)[1:] if k is None else np.asarray([k], dtype=np.int64)
     return ks, 2 * ks, top[ks] + bottom[ks]
 
 
 def _one_run(rank: np.ndarray, inc: np.ndarray, delta: float, conf: float, beta: float,
-             fpr_pts: np.ndarray, tpr_pts: np.ndarray) -> AuditResult:
+             fpr_pts: np.ndarray, tpr_pts: np.ndarray, guesses: int | None = None) -> AuditResult:
     m, n1 = int(rank.size), int(inc.sum())
+    if guesses is not None:
+        if isinstance(guesses, bool) or not isinstance(guesses, (int, np.integer)):
+            raise TypeError(f"guesses must be an integer; got {type(guesses).__name__}")
+        if not 1 <= int(guesses) <= m // 2:
+            raise DomainError(f"guesses must be in [1, {m // 2}] (at most half the {m} canaries per side); "
+                              f"got {int(guesses)}", name="guesses", value=int(guesses))
     # two-sided binomial test of the fair-coin design (the theorem's hypothesis)
     tail = min(float(special.bdtr(min(n1, m - n1), np.int64(m), 0.5)) * 2.0, 1.0)
     if tail < _FAIR_COIN_P:
         raise DomainError(
             f"included must come from an independent fair coin per canary for method='one_run' "
             f"(Steinke, Nasr & Jagielski 2023); got {n1} included of {m} (two-sided p = {tail:.2g}); "
-            "use method='threshold' for other designs", name="included", value=n1)
-    ks, r, v = _guesses(rank, inc)
+            "the one-run theorem covers no other inclusion rule (method='threshold' needs one training run "
+            "per canary)", name="included", value=n1)
+    ks, r, v = _guesses(rank, inc, None if guesses is None else int(guesses))
     trade = EmpiricalTradeoff(fpr_pts, tpr_pts)
     if ks.size == 0:
         return AuditResult(0.0, "one_run", conf, delta, m, n1, witness="too few canaries to guess",
@@ -463,5 +480,6 @@ def _one_run(rank: np.ndarray, inc: np.ndarray, delta: float, conf: float, beta:
     i = int(np.argmax(eps))
     best = max(0.0, float(eps[i]))
     witness = (f"{int(v[i])} of {int(r[i])} guesses correct (the {int(ks[i])} highest guessed included, "
-               f"the {int(ks[i])} lowest excluded, the rest abstained)")
+               f"the {int(ks[i])} lowest excluded, the rest abstained"
+               f"{'; k fixed in advance' if guesses is not None else ''})")
     return AuditResult(_round_down(best), "one_run", conf, delta, m, n1, witness=witness, tradeoff=trade)

@@ -112,6 +112,7 @@ class GroupMixture:
         self.drop = float(np.exp(_lse(dropped))) if dropped.size else 0.0
         #: log w₀ of the kept part (−∞ when the j = 0 component was dropped)
         self.lw0 = float(self.lw[0]) if self.j[0] == 0 else -math.inf
+        self._jp, self._lwp = self.j[self.j > 0], self.lw[self.j > 0]
         self._tab: list[float] | None = None
         self._la = self._b = np.zeros(0)
         self._add: dict[int, float] = {}
@@ -125,29 +126,35 @@ class GroupMixture:
         """L(x) = log dP/dQ(x) (of the kept components)."""
         return np.asarray(_lse(self._terms(np.asarray(x, dtype=np.float64)), axis=1))
 
-    def _loss_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t = self._terms(x)
+    def _moving_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """G(x) = log Σ_{j≥1} w_j e^{L_j(x)} (= log(e^{L(x)} − w₀)) and G'(x)."""
+        jp, lwp = self._jp, self._lwp
+        t = lwp[None, :] + (2.0 * jp[None, :] * x[:, None] - jp[None, :] ** 2) / (2.0 * self.s2)
         m = t.max(axis=1, keepdims=True)
         e = np.exp(t - m)
         se = e.sum(axis=1)
-        return m[:, 0] + np.log(se), (e @ self.j) / se / self.s2
+        return m[:, 0] + np.log(se), (e @ jp) / se / self.s2
 
     def root(self, target: np.ndarray) -> np.ndarray:
-        """x with L(x) = target (target > log w₀), Newton's method from above."""
+        """x with L(x) = target (target > log w₀), by Newton's method from above on
+        G(x) = log(e^{L(x)} − w₀) = log Σ_{j≥1} w_j e^{L_j(x)}: a log-sum-exp of affine functions
+        (convex, increasing and nearly affine, where L flattens out towards log w₀ and Newton
+        on L itself crawls), with target log(e^target − w₀)."""
         target = np.asarray(target, dtype=np.float64)
-        pos = self.j > 0
-        jp, lwp = self.j[pos], self.lw[pos]
-        # L(x) ≥ lw_j + L_j(x) for every j: each x_j below has L(x_j) ≥ target, so their
-        # minimum is a start above the root (and within log(k+1)/L' of it)
-        x = np.min((target[:, None] - lwp[None, :]) * self.s2 / jp[None, :] + jp[None, :] / 2.0, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tg = target + log1mexp(np.minimum(self.lw0 - target, 0.0)) if self.lw0 > -np.inf else target.copy()
+        jp, lwp = self._jp, self._lwp
+        # G(x) ≥ lw_j + L_j(x) for every j ≥ 1: each x_j below has G(x_j) ≥ target, so their
+        # minimum is a start above the root (and within log k/G' of it)
+        x = np.min((tg[:, None] - lwp[None, :]) * self.s2 / jp[None, :] + jp[None, :] / 2.0, axis=1)
         x = x + 1e-9 * (1.0 + np.abs(x))
-        active = np.ones(x.shape, dtype=bool)
+        active = np.isfinite(x)
         for _ in range(200):
             idx = np.nonzero(active)[0]
             if not idx.size:
                 break
-            ll, d = self._loss_slope(x[idx])
-            step = (ll - target[idx]) / d
+            gg, d = self._moving_slope(x[idx])
+            step = (gg - tg[idx]) / d
             # from above on a convex increasing function the step is ≥ 0 up to rounding
             x[idx] = x[idx] - np.maximum(step, 0.0)
             active[idx] = step > 4e-16 * (1.0 + np.abs(x[idx]))

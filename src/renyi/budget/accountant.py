@@ -32,6 +32,7 @@ import math
 import os
 import threading
 import time
+from time import time as _time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -230,6 +231,7 @@ def _same_unit(a: Any, b: Any) -> bool:
 
 #: A run of equal units is folded while its count stays exact as a double.
 _FOLD_MAX = 1 << 53
+_NEW = object.__new__
 
 
 class _Fold:
@@ -725,6 +727,93 @@ class Spend:
         return j if isinstance(j, int) and not isinstance(j, bool) else None
 
 
+class _StoredOfSpend:
+    """``Spend.stored``: the slot holds a record, or for a spend made on the accountant's fast
+    path (:meth:`Accountant.spend`, a repeated step) the :class:`_Hot` state of its run; the
+    record with the spend's own id and time is then built the first time it is read (and kept).
+    """
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.slot
+        r = self.slot.__get__(obj, cls)
+        if r.__class__ is _Hot:
+            f = r.first
+            i, t = _SPEND_ID.__get__(obj, cls), _SPEND_TIME.__get__(obj, cls)
+            hot = r
+            r = f if (f.id == i and f.time == t) else SpendRecord(
+                i, t, f.label, f.count, f.guarantee, f.mechanism, f.rdp, f.eps_inf, f.xi, f.rho, f.mu, f.delta)
+            for name, value in (("label", None), ("count", 1), ("guarantee", hot.g), ("mechanism", hot.mech)):
+                _SPEND_SLOT[name].__set__(obj, value)  # the fields read from the run so far, now kept
+            self.slot.__set__(obj, r)
+        return r
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+class _FieldOfHotSpend:
+    """A field of :class:`Spend` that a fast-path spend leaves unset: read from its run's
+    :class:`_Hot` state (label None, count 1, the run's guarantee and mechanism)."""
+
+    __slots__ = ("slot", "name")
+
+    def __init__(self, slot: Any, name: str) -> None:
+        self.slot, self.name = slot, name
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.slot
+        try:
+            return self.slot.__get__(obj, cls)
+        except AttributeError:
+            hot = _SPEND_STORED.__get__(obj, cls)
+            if hot.__class__ is not _Hot:
+                raise
+            return None if self.name == "label" else 1 if self.name == "count" else getattr(
+                hot, "g" if self.name == "guarantee" else "mech")
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+_SPEND_ID = Spend.__dict__["id"]
+_SPEND_TIME = Spend.__dict__["time"]
+_SPEND_STORED = Spend.__dict__["stored"]
+_SPEND_SLOT = {n: Spend.__dict__[n] for n in ("label", "count", "guarantee", "mechanism")}
+_SPEND_SET_ID, _SPEND_SET_TIME, _SPEND_SET_STORED = _SPEND_ID.__set__, _SPEND_TIME.__set__, _SPEND_STORED.__set__
+setattr(Spend, "stored", _StoredOfSpend(_SPEND_STORED))
+for _name in ("label", "count", "guarantee", "mechanism"):
+    setattr(Spend, _name, _FieldOfHotSpend(Spend.__dict__[_name], _name))
+
+
+class _Hot:
+    """What a repeated step of one item needs on :meth:`Accountant.spend`'s fast path: valid
+    while it is the accountant's ``_hot`` (every other change to the totals or the ledger drops
+    it). ``kmax`` bounds the count of the totals' open run: the largest count the filter admits
+    (computed by the exact filter on the exact totals, :meth:`_Fold._largest`), or, on a plan,
+    the count at which its phase has no step left; ``c0`` is the open run's count up to which
+    plan steps are folded into the accountant's plan cursor."""
+
+    __slots__ = ("item", "ledger", "append", "kmax", "entry", "g", "mech", "first", "phase", "c0")
+
+    def __init__(self, item: Any, ledger: MemoryLedger, run: Any, kmax: int, c0: int, entry: list[Any] | None,
+                 g: Guarantee, mech: str | None, phase: int | None) -> None:
+        self.item, self.ledger, self.append, self.kmax, self.entry = item, ledger, run.times.append, kmax, entry
+        self.g, self.mech, self.first, self.phase, self.c0 = g, mech, run.first, phase, c0
+
+
 @dataclass(frozen=True, slots=True)
 class AccountantReport:
     """A summary of an accountant (``Accountant.report()``)."""
@@ -910,7 +999,7 @@ class Accountant:
             raise DomainError(f"plan_delta needs a plan; got plan_delta={plan_delta!r} and no plan",
                               name="plan_delta", value=plan_delta)
         if ledger is None:
-            store: Ledger = MemoryLedger()
+            store: Ledger = MemoryLedger(lock=self._lock)  # one lock: the fast path holds both
         elif isinstance(ledger, Ledger):
             store = ledger
         else:
@@ -979,7 +1068,8 @@ class Accountant:
         self._all = _Fold(_Totals.empty(self._grid.size))
         # the totals the filter judges: every spend, or with a plan the spends off the plan
         self._offf = self._all if self._spec is None else _Fold(_Totals.empty(self._grid.size))
-        self._cursor = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
+        self._hot: _Hot | None = None
+        self._cur = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
         self._keys: dict[int, tuple[_Unit, str | None, str]] = {}
         self._planned: dict[tuple[int, int], tuple[_Unit, dict[str, Any]]] = {}
         # The mechanisms (or guarantees) spent through this object, merged by equality, for the
@@ -1059,6 +1149,8 @@ class Accountant:
         # Only the totals are kept: memory does not grow with the length of the ledger.
         spec, fold, off = self._spec, self._all, self._offf
         for r in rows:
+            if self._hot is not None:
+                self._drop_hot()
             if r.id != fold.last_id + 1:
                 raise LedgerError(f"ledger rows are not contiguous: expected id {fold.last_id + 1}, got {r.id}")
             if r.rdp.size != self._grid.size:
@@ -1078,6 +1170,58 @@ class Accountant:
                 self._cursor = self._cursor.advance(j, r.count)
             fold.add(r, r.count, r.id)
             self._live = None  # a spend this object did not make: its mechanism is unknown
+
+    @property
+    def _cursor(self) -> _plan.Cursor | None:
+        """How far the recorded spends followed the plan (steps of the fast path included)."""
+        hot = self._hot
+        if hot is not None and hot.phase is not None:
+            with self._lock:
+                k = self._all.count - hot.c0
+                if k and self._hot is hot:
+                    assert self._cur is not None
+                    self._cur = self._cur.advance(hot.phase, k)
+                    hot.c0 += k
+        return self._cur
+
+    @_cursor.setter
+    def _cursor(self, value: _plan.Cursor | None) -> None:
+        self._cur = value
+
+    def _drop_hot(self) -> None:
+        """Leave the fast path (its plan steps are folded into the cursor first)."""
+        with self._lock:
+            if self._hot is not None:
+                self._cursor  # noqa: B018 - flushes the fast path's plan steps
+                self._hot = None
+
+    def _arm(self, item: Any, stated: Any, rec: SpendRecord, sp: Spend, phase: int | None) -> None:
+        """After a spend of one run of ``item`` (no label): set up the fast path for the next
+        identical step, when the ledger is this object's own memory ledger and the item is an
+        immutable value (the checks the fast path skips hold for every further step of it)."""
+        led = self._ledger
+        last = self._last_item
+        if not (isinstance(led, MemoryLedger) and led._lock is self._lock and last is not None and last[0] is item
+                and led._runs and led._runs[-1].first.guarantee is rec.guarantee and led._n == self._all.last_id):
+            return
+        entry = None
+        if self._live is not None:
+            ll = self._last_live
+            if ll is None or ll[0] is not stated or ll[2] is not self._live:
+                return
+            entry = ll[1]
+        fold = self._all
+        if phase is not None:
+            assert self._cur is not None and self._spec is not None
+            kmax = min(fold.count + self._spec.phases[phase].count - self._cur.used[phase], _FOLD_MAX)
+        elif self._filter.kind == "none":
+            kmax = _FOLD_MAX
+        else:
+            if fold._kmax is None:
+                fold._kmax = fold._largest(self._filter)
+            kmax = fold._kmax
+        if fold.count < kmax:
+            self._hot = _Hot(item, led, led._runs[-1], kmax, fold.count, entry, sp.guarantee, sp.mechanism, phase)
 
     def _unit(self, g: Guarantee) -> _Unit:
         try:
@@ -1167,9 +1311,44 @@ class Accountant:
                 an ``ApproxDP`` spend against a ``ZCDP`` budget).
             DomainError / TypeError: bad ``count``, ``label`` or ``item``.
         """
-        g, mech, k, label, unit, item = self._prepare(item, count, label, check=self._spec is None)
+        hot = self._hot
+        if hot is not None and item is hot.item and count == 1 and label is None and count.__class__ is int:
+            lock = self._lock
+            lock.acquire()
+            try:
+                fold = self._all
+                c = fold.count
+                n = fold.last_id
+                led = hot.ledger
+                if self._hot is hot and c < hot.kmax and led._n == n:
+                    # a repeated step: the exact filter's verdict for this run's counts is cached
+                    # (hot.kmax); the ledger's open run gets a time, the totals' open run a count
+                    now = _time()
+                    hot.append(now)
+                    n += 1
+                    led._n = n
+                    fold.last_id = n
+                    fold.count = c + 1
+                    fold.rows += 1
+                    fold._t = None
+                    e = hot.entry
+                    if e is not None:
+                        e[1] += 1
+                    sp = _NEW(Spend)
+                    _SPEND_SET_ID(sp, n)
+                    _SPEND_SET_TIME(sp, now)
+                    _SPEND_SET_STORED(sp, hot)  # the other fields are the run's (_FieldOfHotSpend)
+                    return sp
+            finally:
+                lock.release()
+        with self._lock:
+            self._drop_hot()
+            return self._spend_slow(item, count, label)
+
+    def _spend_slow(self, item0: Any, count: int, label: str | None) -> Spend:
+        g, mech, k, label, unit, item = self._prepare(item0, count, label, check=self._spec is None)
         if self._spec is not None:
-            return self._spend_planned(g, mech, k, label, unit, item)
+            return self._spend_planned(g, mech, k, label, unit, item, item0)
         fold = self._all
         with self._lock:
             if not fold.admits(self._filter, unit, k):
@@ -1190,7 +1369,10 @@ class Accountant:
                     raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
             fold.add(unit, k, new_id)
             self._remember(item, k)
-            return self._spend_of(rec)
+            sp = self._spend_of(rec)
+            if k == 1 and label is None:
+                self._arm(item0, item, rec, sp, None)
+            return sp
 
     def _plan_key(self, unit: _Unit, mech: str | None) -> str:
         hit = self._keys.get(id(unit))
@@ -1226,7 +1408,7 @@ class Accountant:
                 f"{p.count - st.used[j]} of {p.count} steps left)")
 
     def _spend_planned(self, g: Guarantee, mech: str | None, k: int, label: str | None, unit: _Unit,
-                       item: Any) -> Spend:
+                       item: Any, item0: Any) -> Spend:
         key = self._plan_key(unit, mech)
         with self._lock:
             j = self._plan_decision(unit, mech, k, key)
@@ -1260,7 +1442,10 @@ class Accountant:
                 assert self._cursor is not None
                 self._cursor = self._cursor.advance(j, k)
             self._remember(item, k)
-            return self._spend_of(rec)
+            sp = self._spend_of(rec)
+            if k == 1 and label is None and j is not None:
+                self._arm(item0, item, rec, sp, j)
+            return sp
 
     def _planned_json(self, unit: _Unit, j: int) -> dict[str, Any]:
         # the record's guarantee with the phase it follows (inside the hash chain); one object per
@@ -1659,6 +1844,7 @@ class Accountant:
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
+            self._drop_hot()
             self._live = None
             self._all = self._offf = fold
         return len(recs)

@@ -30,7 +30,8 @@ from renyi.release.noise import QueryResult, add_noise
 from renyi.release.plan import COVERAGE, RATIO_TYPES, Plan, make_plan
 from renyi.release.spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
 
-__all__ = ["ReleaseResult", "release", "resolve_spec", "release_report", "default_out_dir", "validate_columns"]
+__all__ = ["ReleaseResult", "release", "resolve_spec", "release_report", "default_out_dir", "validate_columns",
+           "privacy_unit_text"]
 
 
 @dataclass(frozen=True)
@@ -89,26 +90,66 @@ def default_out_dir(spec: ReleaseSpec) -> str:
     return os.path.abspath("release")
 
 
+def privacy_unit_text(spec: ReleaseSpec) -> str:
+    """The neighbouring relation of a release in its own words: what one neighbour differs by.
+
+    A release is stated for one *person* (the privacy unit) added or removed with all the rows
+    the release keeps of them, not for one record:
+
+        >>> from renyi.release.spec import parse_spec
+        >>> s = parse_spec({"data": {"source": "t.csv", "privacy_unit": "person_id", "max_rows_per_unit": 3},
+        ...                 "privacy": {"budget": {"rho": 0.5}}, "query": [{"type": "count"}]})
+        >>> privacy_unit_text(s)
+        "one person (privacy unit 'person_id'), up to 3 rows, added or removed"
+    """
+    m = spec.data.max_rows_per_unit
+    rows = "1 row" if m == 1 else f"up to {m} rows"
+    return f"one person (privacy unit {spec.data.privacy_unit!r}), {rows}, added or removed"
+
+
+def _entry_params(m: Any) -> dict[str, Any]:
+    """A measurement's parameters as the report shows them, in the release's output units (the
+    unit of one noise step is the query's granularity), as the plan shows them."""
+    pname, pval = m.noise_parameter
+    params: dict[str, Any] = {pname: pval * m.unit, "sensitivity": float(m.mechanism.sensitivity) * m.unit,
+                              "cells": m.cells}
+    if m.unit != 1.0:
+        params["unit"] = m.unit
+    return params
+
+
 def release_report(plan: Plan) -> Any:
     """The privacy report of the release: every measurement as one vector release, composed.
 
     The same report as ``renyi report`` (through every definition), with the release's ρ
     budget; each entry is one vector release (count 1), as parallel composition allows.
+    Noise parameters and the 95 % half-widths are in the release's output units (as in the
+    plan), and the neighbouring relation is named by the privacy unit
+    (:func:`privacy_unit_text`).
     """
+    import dataclasses
+
     from renyi.pipeline import Budget, Entry, Pipeline
-    from renyi.report import compute_report
+    from renyi.report import compute_report, noise_half_width
 
     entries = []
     for m in plan.measurements:
-        pname, pval = m.noise_parameter
-        params = {pname: pval, "sensitivity": m.mechanism.sensitivity, "cells": m.cells}
+        pname, _ = m.noise_parameter
         kind = "discrete_gaussian" if pname == "sigma" else "discrete_laplace"
         entries.append(Entry(name=f"{m.query} ({m.kind})", type=kind, mechanism=m.mechanism, count=1,
-                             params=params))
+                             params=_entry_params(m)))
     spec = plan.spec
     p = Pipeline(entries=tuple(entries), delta=spec.delta, budget=Budget(rho=spec.rho), source=spec.source,
                  title=spec.name)
-    return compute_report(p)
+    report = compute_report(p)
+    unit_words = privacy_unit_text(spec)
+    shares = []
+    for s, m in zip(report.shares, plan.measurements):
+        hw = noise_half_width(m.mechanism)
+        shares.append(dataclasses.replace(
+            s, half_width_95=None if hw is None else hw * m.unit,
+            assumption=s.assumption.replace("add/remove neighbours", unit_words)))
+    return dataclasses.replace(report, shares=tuple(shares), neighbouring_note=unit_words)
 
 
 INTERVALS_COVER = (
@@ -329,8 +370,9 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
         ms = []
         for m in qp.measurements:
             pname, pval = m.noise_parameter
-            row = {"kind": m.kind, "noise": m.noise_name, pname: pval, "rho": m.achieved_rho,
-                   "rho_share": m.rho, "l1": m.sensitivity.l1, "l2": m.sensitivity.l2,
+            # every figure in output units (one noise step is `unit`), as in the plan and the report
+            row = {"kind": m.kind, "noise": m.noise_name, pname: pval * m.unit, "rho": m.achieved_rho,
+                   "rho_share": m.rho, "l1": m.sensitivity.l1 * m.unit, "l2": m.sensitivity.l2 * m.unit,
                    "derivation": m.sensitivity.derivation(), "unit": m.unit,
                    "half_width_95": m.half_width * m.unit if q.type not in RATIO_TYPES and m.coverage == COVERAGE
                    else None,
@@ -360,6 +402,7 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
         "spec": spec.source,
         "source": spec.data.source,
         "privacy_unit": spec.data.privacy_unit,
+        "neighbours": privacy_unit_text(spec),
         "max_rows_per_unit": spec.data.max_rows_per_unit,
         "budget": dict(spec.budget),
         "rho_budget": spec.rho,

@@ -314,3 +314,47 @@ def test_the_hang_check_counts_cpu_time_not_the_load(monkeypatch):
     assert fo.COUNTS["hang"] == hangs + 2 and "blocked" in fo.FINDINGS[-1]
     del fo.FINDINGS[start:]
     fo.COUNTS["hang"] = hangs
+
+
+@pytest.mark.parametrize("method", ["independent", "union"])
+def test_failure_probability_of_a_zero_width_interval_is_one(method):
+    """λ = 5e-324 against σ ≈ 8000: the cell's tail is 1 and log(−expm1(0)) raised
+    'math domain error' (a bare ValueError)."""
+    from renyi.accounting.accuracy import failure_probability
+
+    assert failure_probability(renyi.Gaussian(8001.586762761519), 5e-324, 504, method=method) == 1.0
+    assert failure_probability(renyi.Gaussian(1.0), 0.0, 1, method=method) == 1.0
+    assert failure_probability(renyi.Laplace(1.0), 0.0, 3, method=method) == 1.0
+
+
+@pytest.mark.parametrize("m", [1e308, 10**200, 10**400], ids=["1e308", "10^200", "10^400"])
+def test_a_huge_max_rows_per_unit_is_a_spec_error(m):
+    """max_rows_per_unit = 1e308 (an integer-valued float) raised OverflowError deriving ℓ₂
+    (int too large to convert to float), and 1e200 an error about calibration bounds."""
+    from renyi.release import SpecError, make_plan, parse_spec
+
+    spec = {"data": {"source": "people.csv", "privacy_unit": "id", "max_rows_per_unit": m},
+            "privacy": {"budget": {"epsilon": 1.0, "delta": 1e-10}},
+            "query": [{"name": "c", "type": "count", "by": ["g"], "keys": {"g": ["a", "b"]}}]}
+    with pytest.raises(SpecError, match="max_rows_per_unit"):
+        make_plan(parse_spec(spec))
+
+
+@pytest.mark.parametrize(("rows", "groups", "per_group", "cells", "per_row"),
+                         [(2**60 + 1, None, None, 2, 1), (3, 2, 2, 5, 7), (10**30 + 7, 3, 10**29, 4, 3),
+                          (5, None, 2, 9, 1)])
+def test_derived_sensitivities_are_never_below_the_exact_ones(rows, groups, per_group, cells, per_row):
+    """ℓ₁ and ℓ₂ as floats are upper bounds on the exact integers and √integers (float(2⁶⁰ + 1)
+    and √ of an integer beyond 2⁵³ rounded down before)."""
+    from fractions import Fraction
+
+    from renyi.release import derive_sensitivity
+
+    s = derive_sensitivity(rows, groups, per_group, cells, per_row)
+    g = min(rows, cells, groups if groups is not None else rows)
+    r = min(rows, per_group if per_group is not None else rows)
+    full = min(rows // r, g)
+    rem = rows - full * r if full < g else 0
+    assert Fraction(s.l1) >= per_row * min(rows, g * r)
+    assert Fraction(s.l2) ** 2 >= per_row**2 * (full * r * r + rem * rem)
+    assert s.l2 <= s.l1 * (1 + 1e-15)

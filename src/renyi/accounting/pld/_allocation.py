@@ -371,7 +371,15 @@ def allocation_profiles(mu: float, t: int, max_points: int = MAX_POINTS
     # P(Ỹ = 0)^t (an infinite loss) is below e^{−40}
     p0 = math.exp(-40.0 / t)
     fine = math.exp(-Y.a + mu * float(special.ndtri(min(p0, 0.5))))
-    delta, N = _lattice(bulk, min(_REL_SPACING * sd, fine), max_points)
+    spacing = min(_REL_SPACING * sd, fine)
+    W = bulk
+    if W / spacing > max_points:
+        # the spacing that keeps P(S̃ = 0) negligible does not fit: narrow the window instead
+        # (any top W is valid; W ≥ t keeps the profile exact at every ε ≥ 0, where only
+        # S < t matters; a coarser spacing would book P(Ỹ = 0)^t at an infinite loss: at
+        # σ = 0.5, t = 2 that was 8e-8, an infinite ε at δ = 1e-10)
+        W = max(max_points * spacing, 1.5 * t)
+    delta, N = _lattice(W, spacing, max_points)
     pm, _ = _spread(Y, delta, N)
     S = _power(pm, t, N)
     s = np.append((S.off + np.arange(S.arr.size)) * delta, N * delta)

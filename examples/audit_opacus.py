@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> renyi.audit.AuditReport:
     print(f"{a.canaries} canaries ({int(included.sum())} included) in one training run, {steps} steps at "
           f"rate {rate:.4g}, noise multiplier {a.noise}")
     for r in report.results:
-        print(f"  audit {r.method:9s}: ε ≥ {r.epsilon:.3f}   ({r.witness})")
+        print(f"  {'audit ' + r.method:<17s}: ε ≥ {r.epsilon:.3f}  ({r.witness})")
     if report.lower is not None:
         print(f"  renyi lower      : ε ≥ {report.lower:.3f}")
     print(f"  renyi certified  : ε ≤ {report.certified:.3f}  ({report.certified_method})")

@@ -256,3 +256,21 @@ def test_lattice_profiles_overlap_off_grid() -> None:
                     # (below 1e-14 the transforms' round-off is not yet bounded: see #23 notes)
                     seen = u > 1e-14
                     assert np.all(lw[seen] <= u[seen] * (1 + 1e-9)), (mu, t, d)
+
+
+def test_add_pair_has_no_spurious_infinite_loss_at_small_t() -> None:
+    """Regression: at σ = 0.5, t = 2 the add lattice was too coarse for P(S̃ = 0) (an infinite
+    loss) to be negligible: 8e-8, an infinite ε at δ = 1e-10. The window is now narrowed
+    instead, and the pair still brackets the mpmath truth far in the tail."""
+    import numpy as np
+
+    from renyi.accounting.pld._allocation import allocation_profiles
+
+    _, add = allocation_profiles(2.0, 2, 2**16)
+    assert add.upper.inf_mass < 1e-9  # 2e-4 before (1e-10 here, 4e-16 on 2²⁰ points)
+    for eps in (5.0, 8.0):
+        truth = _oracle_two_steps(2.0, eps, False)
+        up = float(np.exp(add.upper.log_delta(np.array([eps]))[0]))
+        low = float(np.exp(add.lower.log_delta(np.array([eps]))[0]))
+        assert low <= truth * (1 + 1e-9) and up >= truth * (1 - 1e-9)
+        assert up <= 1.05 * truth  # (a coarse 2¹⁶-point lattice)

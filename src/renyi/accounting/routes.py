@@ -466,7 +466,9 @@ def _advanced_epsilon(it: Items, delta: float) -> Conversion:
             continue
         p = _pure_eps(g)
         if math.isfinite(p):
-            cands = [k * p, float(advanced_composition(p, 0.0, k, share).epsilon)]
+            cands = [k * p]
+            if share > 0.0:  # (δ split over the items may underflow to 0: then basic composition alone)
+                cands.append(float(advanced_composition(p, 0.0, k, share).epsilon))
         else:
             # δ split over k runs may underflow to 0 (δ = 5e-324 was refused as "got 0.0"):
             # a share that is 0 gives no candidate rather than an out-of-domain call

@@ -145,3 +145,54 @@ def test_bad_discovery_specs_name_the_field(spec, field):
         parse_spec(spec)
     assert field in str(e.value)
     assert "\n" not in str(e.value)
+
+
+# ----------------------------------------------------------------------------- end to end (DuckDB)
+def _table(tmp_path):
+    rows = ["id,g,x"]
+    for i in range(300):  # 300 people, 3 rows each, in groups g0..g4 (several groups per person)
+        for j in range(3):
+            rows.append(f"{i},g{(i + j) % 5},{j}")
+    rows.append("9999,lonely,1")  # one person alone in a group
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    return str(tmp_path / "t.csv")
+
+
+def test_engine_counts_people_per_data_group_under_the_groups_bound(tmp_path):
+    pytest.importorskip("duckdb")
+    from renyi.release.duckdb import DuckDBEngine
+
+    s = parse_spec(_spec(_q(max_groups_per_unit=1), budget={"rho": 1.0, "delta": 1e-6}, m=3)
+                   | {"data": {"source": _table(tmp_path), "privacy_unit": "id", "max_rows_per_unit": 3}})
+    with DuckDBEngine(s.data) as eng:
+        agg = eng.aggregate(make_plan(s), 5)["n"]
+    assert agg["keys"] == [("g0",), ("g1",), ("g2",), ("g3",), ("g4",), ("lonely",)]
+    # each person keeps one of its 3 groups: 301 people in all, one per person
+    assert int(agg["persons"].sum()) == 301 and agg["persons"][-1] == 1
+    # each person's 3 rows are in 3 different groups: one row per person is left
+    assert agg["count"].tolist() == agg["persons"].tolist() and int(agg["count"].sum()) == 301
+
+
+def test_discovery_release_spends_delta_on_the_ledger(tmp_path):
+    pytest.importorskip("duckdb")
+    import renyi
+    from renyi import Accountant
+
+    src = _table(tmp_path)
+    sp = _spec(_q(), budget={"rho": 2.0, "delta": 1e-6}, ledger=str(tmp_path / "l.db"))
+    sp["data"]["source"] = src
+    r = renyi.release(sp, out=str(tmp_path / "out"), rng=np.random.default_rng(0))
+    assert {k[0] for k in r.results[0].keys} <= {"g0", "g1", "g2", "g3", "g4"}  # "lonely" needs luck of δ
+    assert r.manifest["delta_spent"] == pytest.approx(1e-6, rel=1e-6)
+    with Accountant(ledger=str(tmp_path / "l.db")) as acct:
+        assert float(acct.history[0].guarantee.delta) <= 1e-6 * (1 + 1e-12)
+    # a plain-ρ ledger has no δ: refused before anything is spent or written
+    plain = str(tmp_path / "plain.db")
+    Accountant(renyi.ZCDP(5.0), ledger=plain).close()
+    sp["privacy"]["ledger"] = plain
+    with pytest.raises(renyi.RenyiError) as e:
+        renyi.release(sp, out=str(tmp_path / "out2"))
+    assert "δ" in str(e.value) or "delta" in str(e.value)
+    assert not (tmp_path / "out2").exists()
+    with Accountant(ledger=plain) as acct:
+        assert len(acct.history) == 0

@@ -222,3 +222,52 @@ def test_candidate_grid_includes_both_bounds():
     s = parse_spec(_spec(_q(bounds=[0, 10], granularity=4)))
     assert s.queries[0].candidates == (0.0, 4.0, 8.0, 10.0)
     assert math.isclose(len(parse_spec(_spec(_q(bounds=[0, 400000], granularity=100))).queries[0].candidates), 4001)
+
+
+# ----------------------------------------------------------------------------- end to end (DuckDB)
+def test_quantile_counts_in_duckdb_match_numpy(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from renyi.release.duckdb import DuckDBEngine
+
+    rng = np.random.default_rng(2)
+    n = 3000
+    ids = np.arange(n)
+    g = np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, n)]
+    x = rng.normal(8, 6, n).round(3)
+    con = duckdb.connect()
+    con.register("t", {"id": ids, "g": g, "x": x})
+    con.execute(f"COPY t TO '{tmp_path / 't.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    s = parse_spec(_spec(_q(quantiles=[0.5, 0.9], bounds=[0, 20], granularity=2.5, keys={"g": ["a", "b", "c"]}),
+                         source=str(tmp_path / "t.parquet")))
+    q = s.queries[0]
+    with DuckDBEngine(s.data) as eng:
+        agg = eng.aggregate(make_plan(s), 1)
+    k = len(q.candidates)
+    assert k == 9
+    # reference: clamp, round to the grid (half away from zero, as SQL), cap at the top candidate
+    j = np.minimum(np.floor((np.clip(x, 0, 20) - 0) / 2.5 + 0.5), k - 1).astype(int)
+    ref = np.zeros((3, k), dtype=np.int64)
+    for gi, name in enumerate("abc"):
+        ref[gi] = np.bincount(j[g == name], minlength=k)
+    assert agg["med"]["count"].tolist() == ref.reshape(-1).tolist()
+
+
+def test_quantile_release_end_to_end(tmp_path):
+    pytest.importorskip("duckdb")
+    import renyi
+
+    rng = np.random.default_rng(3)
+    rows = ["id,g,x"] + [f"{i},{'ab'[i % 2]},{v:.1f}" for i, v in enumerate(rng.normal(50, 10, 4000))]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    sp = _spec(_q(quantiles=[0.5, 0.9], bounds=[0, 100], keys={"g": ["a", "b", "zz"]}), rho=2.0,
+               source=str(tmp_path / "t.csv"))
+    r = renyi.release(sp, out=str(tmp_path / "out"), rng=rng)
+    text = (tmp_path / "out" / "med.csv").read_text().splitlines()
+    assert text[0] == "g,quantile,value,lower,upper" and len(text) == 7
+    res = r.results[0]
+    vals = dict(zip(res.keys, zip(res.value, res.lower, res.upper)))
+    assert abs(vals[("a", "0.5")][0] - 50) <= 2 and abs(vals[("b", "0.9")][0] - 62.8) <= 3
+    assert vals[("zz", "0.5")][1:] == (0.0, 100.0)  # an empty group: the whole range
+    assert r.manifest["queries"][0]["quantiles"] == [0.5, 0.9]
+    assert "exponential mechanism" in r.manifest["queries"][0]["measurements"][0]["noise"]

@@ -30,7 +30,7 @@ import numpy as np
 
 from renyi.core.errors import DomainError
 from renyi.release.engine import Aggregates, Column, as_int64
-from renyi.release.plan import Plan, QueryPlan, derive_sensitivity
+from renyi.release.plan import UNBOUNDED_CELLS, Plan, QueryPlan, derive_sensitivity
 from renyi.release.spec import DataSpec, SpecError
 
 __all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
@@ -63,7 +63,14 @@ def source_sql(data: DataSpec) -> str:
     """The table expression of the source (a file read in place)."""
     lit = quote_literal(data.source)
     if data.format == "csv":
-        return f"read_csv({lit}, header = true, auto_detect = true)"
+        opts = [f"header = {'true' if data.header else 'false'}", "auto_detect = true"]
+        if data.null_strings is not None:
+            opts.append("nullstr = [" + ", ".join(quote_literal(x) for x in data.null_strings) + "]")
+        if data.delimiter is not None:
+            opts.append(f"delim = {quote_literal(data.delimiter)}")
+        if data.columns is not None:
+            opts.append("names = [" + ", ".join(quote_literal(x) for x in data.columns) + "]")
+        return f"read_csv({lit}, {', '.join(opts)})"
     if data.format == "parquet":
         return f"read_parquet({lit})"
     assert data.table is not None
@@ -138,10 +145,42 @@ def keys_table(i: int) -> str:
     return f"__renyi_keys_{i}"
 
 
-def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
+#: x is finite (not NULL, NaN or ±inf), spelled alike in DuckDB and Spark SQL (NaN compares
+#: above every number in both)
+FINITE = "({x} BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)"
+
+
+def finite_sql(x: str) -> str:
+    """``x`` is not NULL, NaN or ±inf (a portable condition)."""
+    return FINITE.format(x=x)
+
+
+def value_sql(q: Any, col: str) -> tuple[str, str]:
+    """(the value a query reads from kept column ``col`` as DOUBLE, the WHERE clause) under its
+    ``missing`` policy: a replacement number stands in for NULL, NaN and ±inf; otherwise
+    (``"drop"``, and ``"error"`` after the check that there are none) those rows are left out."""
+    x = f"CAST(t.{col} AS DOUBLE)"
+    if isinstance(q.missing, float):
+        return f"(CASE WHEN {finite_sql(x)} THEN {x} ELSE {q.missing!r} END)", ""
+    return x, f"WHERE {finite_sql(x)}"
+
+
+def quantile_bin_sql(q: Any, x: str) -> str:
+    """The candidate index of a value: clamped to the bounds, rounded to the grid lower +
+    j·granularity, capped at the last candidate (the upper bound)."""
+    from renyi.release.spec import grid_steps
+
+    assert q.bounds is not None
+    lo, hi = q.bounds
+    top = grid_steps(lo, hi, q.granularity)
+    return (f"least(CAST(round((least(greatest({x}, {float(lo)!r}), {float(hi)!r}) - {float(lo)!r}) / "
+            f"{float(q.granularity)!r}) AS BIGINT), {top})")
+
+
+def _bin_sql(col: str, edges: tuple[float, ...], x: str | None = None) -> str:
     """The bin index of a value: bin i is [eᵢ, eᵢ₊₁) (the last one closed); values outside go
     to the end bins."""
-    x = f"CAST(t.{col} AS DOUBLE)"
+    x = x or f"CAST(t.{col} AS DOUBLE)"
     k = len(edges) - 1
     whens = " ".join(f"WHEN {x} < {float(e)!r} THEN {i}" for i, e in enumerate(edges[1:-1]))
     return f"CASE {whens} ELSE {k - 1} END" if k > 1 else "0"
@@ -150,61 +189,15 @@ def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
 def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
     """Exact per-group aggregates of one query, by key index (see :mod:`renyi.release.engine`).
 
-    Columns: ``idx`` (the key index; for a histogram key index × bins + bin), ``n`` (rows),
-    ``s`` (Σv of the clamped values rounded to the granularity), ``s2`` (Σ(v − c)² for a
-    variance or std, c its centre) and ``d`` (distinct values, for count_distinct).
+    Columns: ``idx`` (the key index; for a histogram key index × bins + bin, for a quantile key
+    index × candidates + candidate), ``n`` (rows), ``s`` (Σv of the clamped values rounded to
+    the granularity), ``s2`` (Σ(v − c)² for a variance or std, c its centre) and ``d``
+    (distinct values, for count_distinct).
     """
     q = qp.query
-    m = plan.spec.data.max_rows_per_unit
-    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
-    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
-    join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
-    extra = ""
-    if q.column is not None and q.bounds is not None:
-        col = kept_column(plan, q.column)
-        lo, hi = (repr(float(b)) for b in q.bounds)
-        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
-        v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
-             "AS BIGINT)")
-        where = f"WHERE t.{col} IS NOT NULL"
-    elif q.column is not None:
-        col = kept_column(plan, q.column)
-        v, where = "0", f"WHERE t.{col} IS NOT NULL"
-        if q.type == "count_distinct":
-            extra = f", t.{col} AS d"
-        else:
-            assert q.bins is not None
-            extra = f", {_bin_sql(col, q.bins)} AS b"
-    else:
-        v, where = "0", ""
-    filters = []
-    windows = []
-    if sens.groups < min(m, q.cells):
-        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT} ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx), idx) "
-                       "AS gr")
-        filters.append(f"gr <= {sens.groups}")
-    if sens.rows_per_group < m:
-        # the order depends on the row's own content (the value that is aggregated), so ties
-        # are between rows that aggregate alike and any choice among them gives the same result
-        w = {"count_distinct": "d", "histogram": "b"}.get(q.type, "v")
-        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, {w}), "
-                       f"{w}) AS rr")
-        filters.append(f"rr <= {sens.rows_per_group}")
-    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
-            and q.max_distinct_per_unit < sens.rows_per_group:
-        # each individual keeps the rows of at most k of its values per group (a salted-hash
-        # choice of values, so it depends on that individual's rows only)
-        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, "
-                       "d), d) AS dr")
-        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
-    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v{extra} FROM {_KEPT} t {join} {where}"
-    if windows:
-        keep = "idx, v" + (", d" if q.type == "count_distinct" else ", b" if q.type == "histogram" else "")
-        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner})"
-    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
-    if q.type == "histogram":
-        assert q.bins is not None
-        nb = len(q.bins) - 1
+    inner, cond = _inner_sql(i, qp, plan, salt)
+    if q.type in ("histogram", "quantile"):
+        nb = len(q.candidates) if q.type == "quantile" else len(q.bins) - 1  # type: ignore[arg-type]
         return (f"SELECT idx * {nb} + b AS idx, n FROM (SELECT idx, b, count(*) AS n FROM ({inner}) {cond} "
                 "GROUP BY idx, b)")
     if q.type == "count_distinct":
@@ -217,6 +210,83 @@ def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
         s2 = f", CAST(coalesce(sum(CAST((v - {int(c)}) * (v - {int(c)}) AS HUGEINT)), 0) AS BIGINT) AS s2"
     return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s{s2} "
             f"FROM ({inner}) {cond} GROUP BY idx")
+
+
+def persons_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
+    """For a query with discovered keys: the number of people per group of the data (column
+    ``p``), after the same per-person choices as its aggregates (each person in at most
+    ``max_groups_per_unit`` groups)."""
+    inner, cond = _inner_sql(i, qp, plan, salt)
+    return f"SELECT idx, count(DISTINCT {_UNIT}) AS p FROM ({inner}) {cond} GROUP BY idx"
+
+
+def data_keys_sql(plan: Plan, qp: QueryPlan) -> str:
+    """The distinct groups of the kept rows (as text; groups with a NULL are left out): the
+    candidates of key discovery. Never released as such."""
+    cols = [f"CAST({kept_column(plan, c)} AS VARCHAR)" for c in qp.query.by]
+    names = ", ".join(f"{c} AS k{j}" for j, c in enumerate(cols))
+    notnull = " AND ".join(f"{c} IS NOT NULL" for c in cols)
+    return f"SELECT DISTINCT {names} FROM {_KEPT} WHERE {notnull} ORDER BY {', '.join(f'k{j}' for j in range(len(cols)))}"
+
+
+def _inner_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> tuple[str, str]:
+    """(the rows one query aggregates, with its per-person choices as windows; the filter that
+    applies those choices)."""
+    q = qp.query
+    m = plan.spec.data.max_rows_per_unit
+    cells = UNBOUNDED_CELLS if q.discover else q.cells
+    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, cells)
+    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
+    join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
+    extra = ""
+    if q.type == "quantile":
+        col = kept_column(plan, q.column)  # type: ignore[arg-type]
+        x, where = value_sql(q, col)
+        v, extra = "0", f", {quantile_bin_sql(q, x)} AS b"
+    elif q.column is not None and q.bounds is not None:
+        col = kept_column(plan, q.column)
+        lo, hi = (repr(float(b)) for b in q.bounds)
+        x, where = value_sql(q, col)
+        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
+        v = f"CAST(round(least(greatest({x}, {lo}), {hi}) / {float(q.granularity)!r}) AS BIGINT)"
+    elif q.column is not None:
+        col = kept_column(plan, q.column)
+        v, where = "0", f"WHERE t.{col} IS NOT NULL"
+        if q.type == "count_distinct":
+            extra = f", t.{col} AS d"
+        else:
+            assert q.bins is not None
+            x, where = value_sql(q, col)
+            extra = f", {_bin_sql(col, q.bins, x)} AS b"
+    else:
+        v, where = "0", ""
+    filters = []
+    windows = []
+    if sens.groups < min(m, cells):
+        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT} ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx), idx) "
+                       "AS gr")
+        filters.append(f"gr <= {sens.groups}")
+    if sens.rows_per_group < m:
+        # the order depends on the row's own content (the value that is aggregated), so ties
+        # are between rows that aggregate alike and any choice among them gives the same result
+        w = {"count_distinct": "d", "histogram": "b", "quantile": "b"}.get(q.type, "v")
+        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, {w}), "
+                       f"{w}) AS rr")
+        filters.append(f"rr <= {sens.rows_per_group}")
+    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
+            and q.max_distinct_per_unit < sens.rows_per_group:
+        # each individual keeps the rows of at most k of its values per group (a salted-hash
+        # choice of values, so it depends on that individual's rows only)
+        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, "
+                       "d), d) AS dr")
+        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
+    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v{extra} FROM {_KEPT} t {join} {where}"
+    if windows:
+        keep = "idx, v, " + _UNIT + (", d" if q.type == "count_distinct" else
+                                     ", b" if q.type in ("histogram", "quantile") else "")
+        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner})"
+    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
+    return inner, cond
 
 
 class DuckDBEngine:
@@ -292,8 +362,19 @@ class DuckDBEngine:
         sql = f"SELECT count(*) FROM {source_sql(self._data)} WHERE {quote_ident(column)} IS NULL"
         return int(self._con.execute(sql).fetchone()[0])
 
+    def missing_count(self, column: str) -> int:
+        """How many rows have NULL, NaN or ±inf in the numeric ``column``."""
+        sql = (f"SELECT count(*) FROM {source_sql(self._data)} "
+               f"WHERE NOT coalesce({finite_sql(f'CAST({quote_ident(column)} AS DOUBLE)')}, false)")
+        duckdb = _import_duckdb()
+        try:
+            return int(self._con.execute(sql).fetchone()[0])
+        except duckdb.Error as e:
+            raise SpecError(f"data: DuckDB could not read {self._data.source}: {_redacted(e)}", name="source") from None
+
     def sql(self, plan: Plan, salt: int) -> list[str]:
-        """The statements :meth:`aggregate` runs (for inspection and tests)."""
+        """The statements :meth:`aggregate` runs (for inspection and tests; a query with
+        discovered keys also runs :func:`data_keys_sql` and :func:`persons_sql`)."""
         return [kept_sql(plan, salt), *(query_sql(i, qp, plan, salt) for i, qp in enumerate(plan.queries))]
 
     def _register_keys(self, i: int, qp: QueryPlan) -> None:
@@ -308,6 +389,7 @@ class DuckDBEngine:
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
         """Enforce the bounds and compute every measurement's exact vector."""
         statements = self.sql(plan, salt)
+        self._persons = {i: persons_sql(i, qp, plan, salt) for i, qp in enumerate(plan.queries) if qp.query.discover}
         duckdb = _import_duckdb()
         try:
             try:
@@ -321,19 +403,35 @@ class DuckDBEngine:
             self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
 
     def _aggregate(self, plan: Plan, statements: list[str]) -> Aggregates:
+        import dataclasses
+
         self._con.execute(statements[0])
         out: Aggregates = {}
         for i, qp in enumerate(plan.queries):
+            sql = statements[i + 1]
+            keys: list[tuple[str, ...]] = []
+            if qp.query.discover:
+                # the candidates: the groups of the kept rows (never released as such)
+                keys = [tuple(str(x) for x in row) for row in self._con.execute(data_keys_sql(plan, qp)).fetchall()]
+                qp = dataclasses.replace(qp, query=dataclasses.replace(qp.query, keys=tuple(keys)))
             self._register_keys(i, qp)
-            res = self._con.execute(statements[i + 1]).fetchnumpy()
+            q = qp.query
+            res = self._con.execute(sql).fetchnumpy()
             idx = as_int64(res["idx"])
-            agg: dict[str, np.ndarray] = {}
+            per = len(q.candidates) if q.type == "quantile" else (len(q.bins) - 1 if q.bins is not None else 1)
+            agg: dict[str, Any] = {}
             for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
                 if col in res:
-                    vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
+                    vec = np.zeros(q.cells * per if col == "n" else q.cells, dtype=np.int64)
                     vec[idx] = as_int64(res[col])
                     agg[name] = vec
-            out[qp.query.name] = agg
+            if q.discover:
+                res = self._con.execute(self._persons[i]).fetchnumpy()
+                vec = np.zeros(q.cells, dtype=np.int64)
+                vec[as_int64(res["idx"])] = as_int64(res["p"])
+                agg["keys"] = keys
+                agg["persons"] = vec
+            out[q.name] = agg
         return out
 
 

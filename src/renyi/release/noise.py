@@ -349,8 +349,8 @@ def release_quantiles(qp: QueryPlan, exact: dict[str, np.ndarray], rng: Any = No
     # several quantiles: one row per (group, quantile), group-major
     labels = [f"{x:g}" for x in q.quantiles]
     keys = tuple((*key, lab) for key in q.keys for lab in labels)
-    stack = [np.stack(a, axis=1).reshape(-1) if cells else np.zeros(0) for a in (values, lows, ups)]
-    return QueryResult(q.name, (*q.by, "quantile"), keys, *stack)
+    v, lo, up = (np.stack(a, axis=1).reshape(-1) if cells else np.zeros(0) for a in (values, lows, ups))
+    return QueryResult(q.name, (*q.by, "quantile"), keys, v, lo, up)
 
 
 def discover_keys(qp: QueryPlan, exact: dict[str, Any], rng: Any = None) -> tuple[QueryPlan, dict[str, np.ndarray]]:

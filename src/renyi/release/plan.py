@@ -272,7 +272,6 @@ class Plan:
 
 
 def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
-    from renyi.accounting.calibration import calibrate
     from renyi.guarantees import ZCDP
     from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace
 
@@ -282,12 +281,24 @@ def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
         sens = Sensitivity(1.0, 1.0, 1, sens.rows, sens.groups, sens.rows_per_group)
     if noise == "discrete_gaussian":
         # ρ = Δ₂²/(2σ²) for independent discrete Gaussian noise per cell ([CKS20] Prop. 5 and
-        # additivity of Rényi divergences over independent coordinates).
+        # additivity of Rényi divergences over independent coordinates): σ = Δ₂/√(2ρ) in closed
+        # form, stepped up until the mechanism's own ρ is within the share (no solver: the
+        # solver's import was most of a release's fixed cost).
+        sigma = sens.l2 / math.sqrt(2.0 * rho)
+        for _ in range(64):
+            mech = DiscreteGaussian(sigma, sens.l2, vector=True)
+            if float(mech.guarantee.to_zcdp().rho) <= rho:
+                return mech
+            sigma = math.nextafter(sigma * (1.0 + 4e-16), math.inf)
+        from renyi.accounting.calibration import calibrate
+
         guess = sens.l2 / math.sqrt(2.0 * rho)
         c = calibrate(lambda s: DiscreteGaussian(s, sens.l2, vector=True), ZCDP(rho),
                       bounds=(guess * 0.5, guess * 2.0))
         return DiscreteGaussian(c.value, sens.l2, vector=True)
     # Discrete Laplace on the ℓ₁ sensitivity is ε = Δ₁/t pure DP, hence ε·tanh(ε/2)-zCDP.
+    from renyi.accounting.calibration import calibrate
+
     guess = sens.l1 / math.sqrt(2.0 * rho)
     c = calibrate(lambda t: DiscreteLaplace(t, int(sens.l1), vector=True), ZCDP(rho),
                   bounds=(guess * 0.25, guess * 4.0))

@@ -374,6 +374,28 @@ def _budget_guarantee(rho: float, budget: Mapping[str, float], discovery_delta: 
     return ZCDP(rho)
 
 
+def check_missing(plan: Plan, engine: Any) -> None:
+    """No column read under ``missing = "error"`` holds NULL, NaN or ±inf (before any spend).
+
+    Raises:
+        SpecError: naming the query, the column and how many rows (the curator's own data: the
+            count is in the message, never in the release).
+    """
+    from renyi.release.spec import MISSING_TYPES
+
+    counted: dict[str, int] = {}
+    for qp in plan.queries:
+        q = qp.query
+        if q.type not in MISSING_TYPES or q.missing != "error" or q.column is None:
+            continue
+        if q.column not in counted:
+            counted[q.column] = int(engine.missing_count(q.column))
+        n = counted[q.column]
+        if n:
+            raise SpecError(f"query {q.name!r}: column {q.column!r} has {n} row(s) with NULL, NaN or ±inf; set "
+                            "missing = \"drop\" or a replacement value within the bounds", name="missing", value=n)
+
+
 def _open_accountant(spec: ReleaseSpec) -> Any:
     from renyi.budget.accountant import Accountant
 
@@ -434,7 +456,8 @@ def missing_text(q: Any) -> str | None:
         return (f"none: the release checked that {q.column!r} has no NULL, NaN or ±inf value (it would have "
                 "failed before any spend)")
     if q.missing == "drop":
-        return f"rows whose {q.column!r} is NULL, NaN or ±inf take no part in this query (dropped before the bounds)"
+        return (f"rows whose {q.column!r} is NULL, NaN or ±inf take no part in this query (the rows each person keeps "
+                "are chosen first)")
     return f"NULL, NaN and ±inf in {q.column!r} were replaced by {q.missing:g} (within the bounds)"
 
 
@@ -618,7 +641,7 @@ def check_fits_int64(plan: Plan, exact: Aggregates) -> None:
         agg = exact.get(qp.query.name, {})
         for m in qp.measurements:
             _, scale = m.noise_parameter
-            top = max((float(np.max(np.abs(v))) for v in agg.values() if np.size(v)), default=0.0)
+            top = max((float(np.max(np.abs(v))) for k, v in agg.items() if k != "keys" and np.size(v)), default=0.0)
             if not top + 1000.0 * float(scale) < _INT64_ROOM:
                 raise SpecError(f"query {qp.query.name!r}: its noise (scale {float(scale):.6g}) is too large to "
                                 "release as 64-bit integers; raise the budget, narrow the bounds or coarsen the "
@@ -644,6 +667,7 @@ def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, sa
                 raise SpecError(f"data: the privacy unit {s.data.privacy_unit!r} has {nulls} NULL value(s); "
                                 "every row must belong to an identified individual", name=s.data.privacy_unit,
                                 value=nulls)
+            check_missing(plan, engine)
             if salt is None:
                 from renyi.mechanisms.samplers import secure_rng
 

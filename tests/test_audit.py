@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import renyi
-from renyi.audit import METHODS, AuditResult, audit, epsilon_lower_bound, read_scores
+from renyi.audit import DESIGN_METHODS, DESIGNS, METHODS, AuditResult, audit, epsilon_lower_bound, read_scores
 from renyi.audit._binomial import _window_max, clopper_pearson_upper, one_run_epsilon, one_run_p_value
 from renyi.audit.bounds import _corners, _grid, _ranks, gdp_epsilon_lower
 
@@ -108,6 +108,44 @@ def test_one_run_epsilon_all_correct_golden() -> None:
     e = float(one_run_epsilon(1000, 100, 100, 0.0, 0.05))
     assert e == pytest.approx(special.logit(0.05 ** (1 / 100)), rel=1e-6)
     assert e <= special.logit(0.05 ** (1 / 100))
+
+
+# Golden values: Steinke, Nasr & Jagielski's bound for fixed (m, r, v) at δ = 1e-5, β = 0.05, as
+# computed by an independent port of the authors' reference code (github.com/zihangxiang/
+# tight-privacy-audit-in-one-run, compare/RESULTS.txt, "Steinke" column): the idealised Gaussian
+# setting with v = r − round(E[mistakes]). Rows (μ, m, r, mistakes, ε). That port sums the δ-window
+# as P[v−i < X ≤ v] where the authors' Algorithm 2 sums P[v−i ≤ X < v]; the two agree to 1e-4
+# except where the 2mδ term matters (μ = 2, r = 1000: 0.15 % lower; m = 1000: 0.03 % lower).
+SNJ23_PORT = [(0.5, 10_000, 1000, 259, 0.9277), (0.5, 10_000, 2500, 755, 0.7643), (0.5, 10_000, 5000, 1721, 0.5948),
+              (0.5, 10_000, 10_000, 4013, 0.3661), (1, 10_000, 1000, 97, 2.0466), (1, 10_000, 2500, 364, 1.6736),
+              (1, 10_000, 5000, 1034, 1.2858), (1, 10_000, 10_000, 3085, 0.7711), (2, 10_000, 1000, 5, 4.4836),
+              (2, 10_000, 2500, 36, 3.9322), (2, 10_000, 5000, 202, 3.0457), (2, 10_000, 10_000, 1587, 1.6223),
+              (0.5, 1000, 100, 26, 0.6519), (1, 100_000, 10_000, 967, 2.1713), (2, 100_000, 100_000, 15866, 1.6535)]
+
+
+@pytest.mark.parametrize(("mu", "m", "r", "u", "ref"), SNJ23_PORT)
+def test_one_run_epsilon_matches_an_independent_port_of_the_reference_code(mu: float, m: int, r: int, u: int,
+                                                                             ref: float) -> None:
+    e = float(one_run_epsilon(m, r, r - u, 1e-5, 0.05))
+    assert e == pytest.approx(ref, rel=2e-3)
+    assert e <= ref + 1e-4  # never above: Alg. 2's window is the larger one near the top
+
+
+def test_one_run_fixed_guesses_is_the_single_test() -> None:
+    """guesses=k: the bound is the one test at level β (no grid, no Bonferroni) on the k highest
+    and k lowest scores; it is refused for other methods and outside [1, m/2]."""
+    s, b = _gauss(4000, 1.0, 11)
+    r = epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=300)
+    order = np.argsort(-s)
+    v = int(b[order[:300]].sum() + (~b[order[-300:]]).sum())
+    assert r.epsilon == pytest.approx(float(one_run_epsilon(4000, 600, v, 1e-5, 0.05)), rel=1e-12)
+    assert f"{v} of 600 guesses correct" in r.witness and "fixed in advance" in r.witness
+    with pytest.raises(renyi.DomainError, match=r"guesses must be in \[1, 2000\]"):
+        epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=2001)
+    with pytest.raises(renyi.DomainError, match="guesses applies to method='one_run' only"):
+        epsilon_lower_bound(s, b, delta=1e-5, method="threshold", guesses=10)
+    with pytest.raises(TypeError):
+        epsilon_lower_bound(s, b, delta=1e-5, method="one_run", guesses=1.5)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- the threshold corners
@@ -268,6 +306,36 @@ def test_audit_flags_a_run_that_is_not_the_declared_event() -> None:
     s, b = _gauss(10_000, 4.0, 9)
     rep = audit(s, b, delta=1e-5, methods=("threshold", "one_run"), event=renyi.Gaussian(4.0))
     assert set(rep.contradictions()) == {"threshold", "one_run"}
+
+
+def test_each_result_states_the_design_it_needs() -> None:
+    """threshold and gdp need independent trials; one_run one run with a fair coin per canary."""
+    s, b = _gauss(1000, 1.0, 2)
+    for m in METHODS:
+        r = epsilon_lower_bound(s, b, delta=1e-5, method=m)
+        assert r.design == DESIGNS[m] and r.to_dict()["design"] == DESIGNS[m]
+    assert "not one run with many canaries" in DESIGNS["threshold"]
+    assert "not one run with many canaries" in DESIGNS["gdp"]
+    assert "fair coin" in DESIGNS["one_run"]
+    doc = " ".join((epsilon_lower_bound.__doc__ or "").split())  # the docstring states each design
+    assert doc.count("*design: independent trials*") == 2 and "*design: one training run*" in doc
+
+
+def test_audit_design_selects_the_valid_methods() -> None:
+    """design="one_run" (one training run, many canaries) runs only one_run and refuses the others;
+    design="independent" runs all three; no design keeps the old default (all three)."""
+    s, b = _gauss(2000, 1.0, 3)
+    rep = audit(s, b, delta=1e-5, design="one_run")
+    assert [r.method for r in rep.results] == ["one_run"] and rep.design == "one_run"
+    assert rep.to_dict()["design"] == "one_run"
+    assert [r.method for r in audit(s, b, delta=1e-5, design="independent").results] == list(METHODS)
+    assert [r.method for r in audit(s, b, delta=1e-5).results] == list(METHODS)
+    assert DESIGN_METHODS["one_run"] == ("one_run",)
+    for m in ("threshold", "gdp"):
+        with pytest.raises(renyi.DomainError, match=f"method '{m}' needs independent trials"):
+            audit(s, b, delta=1e-5, design="one_run", methods=[m])
+    with pytest.raises(renyi.DomainError, match="design must be one of one_run, independent or None; got 'x'"):
+        audit(s, b, delta=1e-5, design="x")
 
 
 def test_audit_bad_methods() -> None:

@@ -117,15 +117,48 @@ def test_missing_file_exit_2(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("opacus") is None or importlib.util.find_spec("torch") is None,
                     reason="the Opacus example needs torch and opacus")
-def test_opacus_example_tiny(tmp_path: Path) -> None:
-    """examples/audit_opacus.py --tiny trains, audits, and writes files `renyi audit` reads."""
+def test_opacus_example_tiny(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/audit_opacus.py --tiny trains, audits, and writes files `renyi audit` reads.
+
+    One training run with many canaries: the example reports the one-run audit only (threshold
+    and gdp assume one run per canary), in its report and in what it prints.
+    """
     path = ROOT / "examples" / "audit_opacus.py"
     mod = runpy.run_path(str(path), run_name="not_main")
     report = mod["main"](["--tiny", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert [r.method for r in report.results] == ["one_run"] and report.design == "one_run"
+    assert "audit one_run" in out and "gdp" not in out and "threshold" not in out and "μ" not in out
     assert report.certified is not None and report.contradictions() == ()
     for r in report.results:
         assert 0.0 <= r.epsilon
-    res = run("audit", str(tmp_path / "scores.csv"), "--delta", "1e-5", "--event", str(tmp_path / "run.toml"),
-              "--json")
+    res = run("audit", str(tmp_path / "scores.csv"), "--delta", "1e-5", "--design", "one_run", "--event",
+              str(tmp_path / "run.toml"), "--json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["certified"] == pytest.approx(report.certified)
+    got = json.loads(res.stdout)
+    assert got["certified"] == pytest.approx(report.certified)
+    assert [r["method"] for r in got["results"]] == ["one_run"]
+    assert got["results"][0]["epsilon"] == report.results[0].epsilon
+
+
+def test_design_one_run_reports_only_the_one_run_audit(scores_csv: tuple[Path, np.ndarray, np.ndarray]) -> None:
+    """--design one_run: the table has the one-run line only and says which design it needs."""
+    p, _, _ = scores_csv
+    res = run("audit", str(p), "--delta", "1e-5", "--design", "one_run")
+    assert res.exit_code == 0, res.output
+    assert "audit, one_run" in res.stdout and "audit, gdp" not in res.stdout
+    assert "audit, threshold" not in res.stdout and "design one_run" in res.stdout
+    res = run("audit", str(p), "--delta", "1e-5", "--design", "one_run", "--method", "threshold")
+    assert res.exit_code == 2
+    assert "method 'threshold' needs independent trials (one training run per canary)" in res.stderr
+
+
+def test_undeclared_design_says_which_method_needs_what(scores_csv: tuple[Path, np.ndarray, np.ndarray]) -> None:
+    """Without --design every method runs, each line names its design, and a note warns that
+    threshold and gdp are not valid for one run with many canaries."""
+    p, _, _ = scores_csv
+    res = run("audit", str(p), "--delta", "1e-5")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert "one run per canary" in text and "a fair coin per canary" in text
+    assert "only one_run is valid" in text

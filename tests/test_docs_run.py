@@ -31,10 +31,7 @@ def blocks(page: Path) -> list[tuple[int, str]]:
 
 
 #: pages whose blocks fail for a known, open reason (each one a defect to fix, not to hide)
-KNOWN = {
-    "docs/samplers.md": "dpsgd.epsilon(1.0, 1/469, epochs=5, delta=1e-5, sampling='shuffle').lower is None: "
-                        "shuffle_lower_bound's PLD bracket [5.451, 7.095] is above the RDP route (ConversionError)",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _pages() -> list[object]:

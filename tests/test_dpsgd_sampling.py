@@ -67,3 +67,13 @@ def test_event_and_sampling_together_refused() -> None:
     list(s)
     with pytest.raises(DomainError):
         dpsgd.epsilon(1.0, delta=1e-5, event=s.event, sampling="allocation")
+
+
+def test_shuffle_lower_bound_when_the_bracket_is_no_upper_answer() -> None:
+    """Regression (#23): at σ = 0.5 per unit shift the coarse-lattice bracket of several epochs
+    is too wide to be an upper answer (above the RDP route), and the lower end was dropped
+    (None). Its certified lower end is the bound."""
+    e = dpsgd.epsilon(1.0, 1 / 200, epochs=4, delta=1e-5, sampling="shuffle")
+    assert e.lower is not None
+    poisson = dpsgd.epsilon(1.0, 1 / 200, epochs=4, delta=1e-5)
+    assert poisson < e.lower <= e

@@ -8,7 +8,8 @@ raised on purpose by renyi for a wrong type. Anything else is a finding:
 * ``non_library``: another exception (ZeroDivisionError, OverflowError, IndexError, a bare
   ValueError, a TypeError from deep inside numpy, ...);
 * ``nan``: a NaN in the result;
-* ``hang``: the call took longer than :data:`TIMEOUT` seconds;
+* ``hang``: the call used more than :data:`TIMEOUT` CPU seconds (or blocked for
+  :data:`WALL_TIMEOUT` wall-clock seconds);
 * ``accepted_invalid``: an input outside its documented domain was accepted;
 * ``invalid_result``: a result that breaks a trivial bound or a law.
 
@@ -37,9 +38,14 @@ import numpy as np
 
 from renyi.errors import DomainError, RenyiError
 
-#: Seconds after which a call counts as a hang (10 s by default so that a loaded CI machine does
-#: not fail the suite; the reported fuzz counts use RENYI_FUZZ_TIMEOUT=5).
+#: CPU seconds (of this process, all threads) after which a call counts as a hang. CPU time, not
+#: wall-clock time: on a loaded machine a call gets a fraction of a core, so a wall-clock limit
+#: counts the other processes' work as the call's and flakes; the CPU time a call consumes does
+#: not depend on the load. The reported fuzz counts use RENYI_FUZZ_TIMEOUT=5.
 TIMEOUT = float(os.environ.get("RENYI_FUZZ_TIMEOUT", "10"))
+#: Wall-clock backstop for a call that blocks without using CPU (a FIFO, a lock, a sleep): such a
+#: call never reaches the CPU limit. Generous, so that load alone never reaches it.
+WALL_TIMEOUT = float(os.environ.get("RENYI_FUZZ_WALL_TIMEOUT", str(max(120.0, 12 * TIMEOUT))))
 #: Examples per fuzz target: small in the default suite, large with ``-m fuzz``.
 SHORT = int(os.environ.get("RENYI_FUZZ_SHORT", "20"))
 LONG = int(os.environ.get("RENYI_FUZZ_LONG", "1500"))
@@ -89,6 +95,28 @@ class Hang(BaseException):
 
 def _on_alarm(signum: int, frame: Any) -> None:
     raise Hang()
+
+
+class _Limit:
+    """A CPU-time limit (ITIMER_PROF: this process's user + system time) with a wall-clock
+    backstop (ITIMER_REAL), both raising :class:`Hang` inside the call."""
+
+    def __enter__(self) -> "_Limit":
+        self.previous = (signal.signal(signal.SIGPROF, _on_alarm), signal.signal(signal.SIGALRM, _on_alarm))
+        self.cpu0 = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, TIMEOUT)
+        signal.setitimer(signal.ITIMER_REAL, WALL_TIMEOUT)
+        return self
+
+    def cpu(self) -> float:
+        """CPU seconds used since entering."""
+        return time.process_time() - self.cpu0
+
+    def __exit__(self, *exc: Any) -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGPROF, self.previous[0])
+        signal.signal(signal.SIGALRM, self.previous[1])
 
 
 def _deliberate(exc: BaseException) -> bool:
@@ -143,16 +171,15 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
         check: extra validity check of a returned value: a message when it is invalid.
     """
     COUNTS["tried"] += 1
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
-    t0 = time.perf_counter()
+    limit = _Limit()
     try:
-        with warnings.catch_warnings():
+        with limit, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with np.errstate(all="ignore"):
                 out = fn(*args, **kwargs)
     except Hang:
-        record("hang", f"{what} (> {TIMEOUT:g} s)")
+        kind = "CPU" if limit.cpu() >= 0.9 * TIMEOUT else f"wall-clock, {WALL_TIMEOUT:g} s"
+        record("hang", f"{what} (> {TIMEOUT:g} s {kind})" if kind == "CPU" else f"{what} (blocked > {kind})")
         return None
     except RenyiError as exc:
         if not str(exc):
@@ -177,11 +204,8 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
     except Exception as exc:  # noqa: BLE001 - the finding is the point
         record("non_library", f"{what}: {type(exc).__name__} {str(exc)[:160]}")
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    if time.perf_counter() - t0 > TIMEOUT:
-        record("hang", f"{what} (> {TIMEOUT:g} s, not interruptible)")
+    if limit.cpu() > TIMEOUT:
+        record("hang", f"{what} (> {TIMEOUT:g} s CPU, not interruptible)")
     if has_nan(out):
         record("nan", f"{what} -> {out!r:.160}")
         return None
@@ -190,10 +214,8 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
         return None
     COUNTS["ok"] += 1
     if check is not None:
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
         try:
-            with warnings.catch_warnings():
+            with _Limit(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 msg = check(out)
         except Hang:
@@ -203,9 +225,6 @@ def call(what: str, fn: Callable[..., Any], *args: Any, valid: bool | None = Tru
             msg = None if isinstance(exc, RenyiError) or _deliberate(exc) else f"check raised TypeError: {exc}"
         except Exception as exc:  # noqa: BLE001
             msg = f"check raised {type(exc).__name__}: {exc}"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
         if msg:
             record("invalid_result", f"{what}: {msg}")
             return None

@@ -24,7 +24,7 @@ def pytest_collection_finish(session):  # noqa: ARG001
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, REFUSED, SHORT, TIMEOUT
+    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, REFUSED, SHORT, TIMEOUT, WALL_TIMEOUT
 
     if not COUNTS["tried"]:
         return
@@ -34,7 +34,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
                   f"renyi errors on bad input: {COUNTS['library_error']}, "
                   f"in-domain inputs refused with a renyi error: {COUNTS['rejected_valid']})")
     tr.write_line("findings: " + ", ".join(f"{k} {COUNTS[k]}" for k in KINDS))
-    tr.write_line(f"(hang limit {TIMEOUT:g} s; examples per target: {SHORT} default, {LONG} with -m fuzz)")
+    tr.write_line(f"(hang limit {TIMEOUT:g} s CPU, {WALL_TIMEOUT:g} s wall-clock for a blocked call; examples per target: {SHORT} default, {LONG} with -m fuzz)")
     width = max(len(t) for t in BY_TARGET)
     tr.write_line(f"  {'target':<{width}}  {'tried':>7}  {'valid':>7}  {'refused':>7}  findings")
     for name in sorted(BY_TARGET):
@@ -45,7 +45,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
     out = os.environ.get("RENYI_FUZZ_SUMMARY")
     if out:
         with open(out, "w", encoding="utf-8") as fh:
-            json.dump({"timeout_s": TIMEOUT, "examples_short": SHORT, "examples_long": LONG, "totals": dict(COUNTS),
+            json.dump({"timeout_s": TIMEOUT, "timeout_kind": "cpu", "wall_timeout_s": WALL_TIMEOUT, "examples_short": SHORT, "examples_long": LONG, "totals": dict(COUNTS),
                        "by_target": {k: dict(v) for k, v in BY_TARGET.items()},
                        "refused_in_domain_examples": REFUSED}, fh, indent=2, sort_keys=True)
         tr.write_line(f"fuzz summary written to {out}")

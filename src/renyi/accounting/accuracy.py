@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
+from renyi.core._lazy import special
 
 from renyi.core._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import DomainError
@@ -335,6 +335,8 @@ def failure_probability(
     cells = check_int("cells", cells, minimum=1)
     _check_method(method)
     lt = min(0.0, _log_tail(kind, param, lam))
+    if lt >= 0.0:  # λ ≈ 0 (e.g. 5e-324 against σ ≈ 8000): each cell fails with probability 1
+        return 1.0
     if method == "union":
         return min(1.0, math.exp(lt + math.log(cells)))
     # 1 − (1 − p)^T = −expm1(T·log1p(−p))

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -58,7 +59,7 @@ import numpy as np
 
 from renyi.sampling import _subsampled_dpsgd as sg
 from renyi.core._validation import POSITIVE, PROBABILITY_OPEN, Interval, check_int, check_real
-from renyi.core.errors import ConversionError, DomainError
+from renyi.core.errors import ConversionError, DomainError, RenyiNumericalWarning
 
 __all__ = [
     "Answer",
@@ -430,8 +431,14 @@ def shuffle_lower_bound(noise_multiplier: float, steps_per_epoch: int, epochs: i
 
     if t == 1:  # one batch: every example in it, the pair is the Gaussian with shift 2
         return float(epsilon_bounds([(Gaussian(sigma / 2.0), e)], d, fallback=False)[0])
-    # a lower bound needs no fine lattice: a coarse one is as valid and faster
-    return float(epsilon_bounds([(shift_item(2.0 / sigma, t), e)], d, fallback=False)[0])
+    # a lower bound needs no fine lattice: a coarse one is as valid and faster. Only the
+    # bracket's certified lower end is used, so a bracket too wide to be an *upper* answer
+    # (above the RDP route: the engine would refuse it as one) still gives it
+    from renyi.accounting.pld.distribution import epsilon_bracket
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RenyiNumericalWarning)
+        return float(epsilon_bracket([(shift_item(2.0 / sigma, t), e)], d, fallback=True).lower)
 
 
 def _eps_sampled(sampling: str, q: float, sigma: float, steps_: int, dlt: float, method: str | None) -> Answer:

@@ -8,13 +8,15 @@ the reported bound*. The certified ε of the accountant is an upper bound on the
 an audit whose lower bound exceeds it has found a bug (in the training code or the accounting),
 unless the 1 − β event failed.
 
-Three methods, each with its validity argument (stated fully in the docs page
-``docs/audit.md``):
+Three methods, each valid for one experiment *design* (``DESIGNS``), with its validity
+argument (stated fully in the docs page ``docs/audit.md``). One training run with many
+canaries is **not** a set of independent trials: the canaries share the model, so their scores
+are dependent, and only ``"one_run"`` is valid for it.
 
 ``"threshold"``
-    Each canary is an independent trial (one training run per canary, or canaries that do not
-    interact). For a test "score above t", (ε, δ)-DP gives
-    TPR ≤ e^ε·FPR + δ and TNR ≤ e^ε·FNR + δ [KOV15, Thm 2.1], so
+    Design: independent trials, one training run per canary (or canaries whose scores are
+    independent given their inclusion); not one run with many canaries. For a test "score
+    above t", (ε, δ)-DP gives TPR ≤ e^ε·FPR + δ and TNR ≤ e^ε·FNR + δ [KOV15, Thm 2.1], so
     ε ≥ max(log((1 − δ − FNR)/FPR), log((1 − δ − FPR)/FNR)). FPR and FNR are replaced by exact
     Clopper–Pearson upper bounds [CP34]. The threshold is chosen from the data, which a single
     Clopper–Pearson interval does not allow; here thresholds are indexed by a *fixed* grid of
@@ -27,15 +29,17 @@ Three methods, each with its validity argument (stated fully in the docs page
     post-processing of the output).
 
 ``"one_run"``
-    One training run; each of m canaries included independently with probability ½. The
-    auditor guesses "included" for the k highest scores and "excluded" for the k lowest and
+    Design: one training run (or several); each of m canaries included by its own independent
+    fair coin (probability ½); the scores may depend on each other in any way. The auditor
+    guesses "included" for the k highest scores and "excluded" for the k lowest and
     abstains on the rest; under (ε, δ)-DP the number of correct guesses is dominated as in
     Steinke, Nasr & Jagielski (2023), Thm 3 (see :func:`renyi.audit._binomial.one_run_p_value`).
     k runs over a fixed grid {1, 2, 4, …, ⌊m/2⌋} with a Bonferroni correction.
 
 ``"gdp"``
-    The same simultaneous confidence corners as ``"threshold"``. If the mechanism is μ*-GDP,
-    its trade-off curve lies above G_μ*, so at every threshold
+    Design: independent trials, as for ``"threshold"`` (whose simultaneous confidence corners
+    it uses). If the mechanism is μ*-GDP, its trade-off curve lies above G_μ*, so at every
+    threshold
     μ* ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) ≥ Φ⁻¹(1 − FPR⁺) − Φ⁻¹(FNR⁺) [DRS22, Def. 2.5–2.7]; the maximum
     over the grid, ``mu``, is a valid lower confidence bound on the smallest μ the mechanism
     satisfies, for *any* mechanism. ``epsilon`` is the ε at δ of μ-GDP with that μ [DRS22,
@@ -72,10 +76,21 @@ from renyi.core._lazy import optimize, special
 from renyi.core._validation import PROBABILITY_OPEN, UNIT_CLOSED_OPEN
 from renyi.core.errors import DomainError
 
-__all__ = ["METHODS", "AuditResult", "EmpiricalTradeoff", "epsilon_lower_bound", "gdp_epsilon_lower"]
+__all__ = ["DESIGNS", "METHODS", "AuditResult", "EmpiricalTradeoff", "epsilon_lower_bound", "gdp_epsilon_lower"]
 
 #: The audit methods, in the order the CLI prints them.
 METHODS = ("threshold", "one_run", "gdp")
+
+#: The experiment design each method's guarantee needs, in words (``AuditResult.design``).
+#: ``threshold`` and ``gdp`` treat every canary as an independent trial (Clopper–Pearson counts
+#: of independent Bernoulli outcomes), which one training run with many canaries does not give:
+#: the canaries share the model. ``one_run`` needs only each canary's own fair coin.
+DESIGNS = {
+    "threshold": "independent trials: one training run per canary (not one run with many canaries)",
+    "one_run": "one training run (or more), each canary included by its own fair coin",
+    "gdp": "independent trials: one training run per canary (not one run with many canaries); "
+           "epsilon also assumes a Gaussian trade-off",
+}
 
 #: Largest number of empirical trade-off points kept on a result (for plots); the bound itself
 #: always uses every canary.
@@ -124,6 +139,10 @@ class AuditResult:
         assumption: what ``epsilon`` rests on beyond the audit design ("" when nothing).
         witness: the test that achieved the bound, in words.
         tradeoff: the empirical trade-off points (not compared, not in ``repr``).
+
+    ``design`` (a property) is the experiment design the guarantee needs, from ``DESIGNS``:
+    a ``"threshold"`` or ``"gdp"`` result from one training run with many canaries is outside
+    it and proves nothing.
     """
 
     epsilon: float
@@ -138,6 +157,11 @@ class AuditResult:
     tradeoff: EmpiricalTradeoff = field(default_factory=lambda: EmpiricalTradeoff(np.zeros(0), np.zeros(0)),
                                         compare=False, repr=False)
 
+    @property
+    def design(self) -> str:
+        """The experiment design this result's guarantee needs (``DESIGNS[method]``)."""
+        return DESIGNS[self.method]
+
     def __str__(self) -> str:
         s = (f"ε ≥ {self.epsilon:.4g} at δ = {self.delta:g} with confidence {self.confidence:g} "
              f"({self.method}; {self.included} of {self.canaries} canaries included)")
@@ -149,7 +173,7 @@ class AuditResult:
         """The result as a JSON-ready dict (without the trade-off arrays)."""
         return {"epsilon": self.epsilon, "method": self.method, "confidence": self.confidence,
                 "delta": self.delta, "canaries": self.canaries, "included": self.included, "mu": self.mu,
-                "assumption": self.assumption, "witness": self.witness}
+                "assumption": self.assumption, "witness": self.witness, "design": self.design}
 
 
 # --------------------------------------------------------------------------------------
@@ -313,7 +337,7 @@ def _round_down(x: float) -> float:
 # the public function
 # --------------------------------------------------------------------------------------
 def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence: float = 0.95,
-                        method: str = "threshold", seed: int = 0) -> AuditResult:
+                        method: str = "threshold", seed: int = 0, guesses: int | None = None) -> AuditResult:
     """A statistically valid lower bound on ε at δ from canary scores.
 
     With probability at least ``confidence`` over the canaries' randomness, the audited
@@ -325,12 +349,24 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
         included: one boolean (or 0/1) per canary: was it in the training data.
         delta: δ ∈ [0, 1) (``"gdp"``: δ ∈ (0, 1)).
         confidence: 1 − β ∈ (0, 1).
-        method: ``"threshold"`` (independent trials: one run per canary, or canaries that do
-            not interact; Clopper–Pearson with a Bonferroni-corrected threshold choice),
-            ``"one_run"`` (one training run, each canary included by an independent fair coin;
-            Steinke, Nasr & Jagielski 2023) or ``"gdp"`` (the μ-GDP the trade-off rules out;
-            Nasr et al. 2023).
+        method: ``"threshold"`` — *design: independent trials*, one training run per canary
+            (or canaries whose scores are independent given their inclusion); Clopper–Pearson
+            with a Bonferroni-corrected threshold choice. **Not valid for one training run
+            with many canaries** (their scores are dependent through the shared model).
+            ``"one_run"`` — *design: one training run*, each canary included by its own
+            independent fair coin; the scores may be dependent in any way (Steinke, Nasr &
+            Jagielski 2023, Thm 3). The method to use for one run with many canaries.
+            ``"gdp"`` — *design: independent trials*, as ``"threshold"``; the μ-GDP the
+            trade-off rules out (Nasr et al. 2023), its ε valid only for a Gaussian trade-off.
+            ``DESIGNS`` holds these designs in words; every result carries its own in
+            ``.design``.
         seed: seed of the random tie-breaking key (any fixed value is valid).
+        guesses: ``"one_run"`` only: a number k of guesses per side fixed *before* seeing the
+            scores (the k highest guessed included, the k lowest excluded; 1 ≤ k ≤ m/2). The
+            bound is then the one test at level β, with no Bonferroni correction over the grid
+            of k: more power when k is well chosen in advance (e.g. from a pilot run), less
+            when it is not. None (default) picks the best k on the grid {1, 2, 4, …} and pays
+            for the choice.
 
     Returns:
         An :class:`AuditResult`; ``epsilon`` is a lower bound on ε, rounded down.
@@ -358,6 +394,9 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
     if method not in METHODS:
         raise DomainError(f"method must be one of {', '.join(METHODS)}; got {method!r}", name="method",
                           value=method)
+    if guesses is not None and method != "one_run":
+        raise DomainError(f"guesses applies to method='one_run' only; got method={method!r}", name="guesses",
+                          value=guesses)
     conf = PROBABILITY_OPEN.check("confidence", confidence)
     if method == "gdp":
         d = PROBABILITY_OPEN.check("delta", delta)
@@ -370,7 +409,7 @@ def epsilon_lower_bound(scores: Any, included: Any, *, delta: float, confidence:
     m, n1 = int(s.size), int(inc.sum())
 
     if method == "one_run":
-        return _one_run(rank, inc, d, conf, beta, fpr_pts, tpr_pts)
+        return _one_run(rank, inc, d, conf, beta, fpr_pts, tpr_pts, guesses)
 
     fpr, fnr, k = _corners(rank, inc, beta)
     trade = EmpiricalTradeoff(fpr_pts, tpr_pts, fpr, 1.0 - fnr)
@@ -403,28 +442,36 @@ def _corner_words(k: int, fpr: float, fnr: float) -> str:
     return f"{where}: FPR ≤ {fpr:.4g}, FNR ≤ {fnr:.4g} (simultaneous bounds)"
 
 
-def _guesses(rank: np.ndarray, inc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The one-run guesses on the fixed grid k ∈ {1, 2, 4, …, ⌊m/2⌋}: the k highest scores are
-    guessed included, the k lowest excluded, the rest abstain. Returns (k, r = 2k, v = correct)."""
+def _guesses(rank: np.ndarray, inc: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one-run guesses on the fixed grid k ∈ {1, 2, 4, …, ⌊m/2⌋} (or the one given k): the k
+    highest scores are guessed included, the k lowest excluded, the rest abstain. Returns
+    (k, r = 2k, v = correct)."""
     m = rank.size
     lab = inc[np.argsort(-rank)]
     top = np.concatenate([[0], np.cumsum(lab)])              # included among the k highest
     bottom = np.concatenate([[0], np.cumsum(~lab[::-1])])    # excluded among the k lowest
-    ks = _grid(m // 2 + 1)[1:]
+    ks = _grid(m // 2 + 1)[1:] if k is None else np.asarray([k], dtype=np.int64)
     return ks, 2 * ks, top[ks] + bottom[ks]
 
 
 def _one_run(rank: np.ndarray, inc: np.ndarray, delta: float, conf: float, beta: float,
-             fpr_pts: np.ndarray, tpr_pts: np.ndarray) -> AuditResult:
+             fpr_pts: np.ndarray, tpr_pts: np.ndarray, guesses: int | None = None) -> AuditResult:
     m, n1 = int(rank.size), int(inc.sum())
+    if guesses is not None:
+        if isinstance(guesses, bool) or not isinstance(guesses, (int, np.integer)):
+            raise TypeError(f"guesses must be an integer; got {type(guesses).__name__}")
+        if not 1 <= int(guesses) <= m // 2:
+            raise DomainError(f"guesses must be in [1, {m // 2}] (at most half the {m} canaries per side); "
+                              f"got {int(guesses)}", name="guesses", value=int(guesses))
     # two-sided binomial test of the fair-coin design (the theorem's hypothesis)
     tail = min(float(special.bdtr(min(n1, m - n1), np.int64(m), 0.5)) * 2.0, 1.0)
     if tail < _FAIR_COIN_P:
         raise DomainError(
             f"included must come from an independent fair coin per canary for method='one_run' "
             f"(Steinke, Nasr & Jagielski 2023); got {n1} included of {m} (two-sided p = {tail:.2g}); "
-            "use method='threshold' for other designs", name="included", value=n1)
-    ks, r, v = _guesses(rank, inc)
+            "the one-run theorem covers no other inclusion rule (method='threshold' needs one training run "
+            "per canary)", name="included", value=n1)
+    ks, r, v = _guesses(rank, inc, None if guesses is None else int(guesses))
     trade = EmpiricalTradeoff(fpr_pts, tpr_pts)
     if ks.size == 0:
         return AuditResult(0.0, "one_run", conf, delta, m, n1, witness="too few canaries to guess",
@@ -433,5 +480,6 @@ def _one_run(rank: np.ndarray, inc: np.ndarray, delta: float, conf: float, beta:
     i = int(np.argmax(eps))
     best = max(0.0, float(eps[i]))
     witness = (f"{int(v[i])} of {int(r[i])} guesses correct (the {int(ks[i])} highest guessed included, "
-               f"the {int(ks[i])} lowest excluded, the rest abstained)")
+               f"the {int(ks[i])} lowest excluded, the rest abstained"
+               f"{'; k fixed in advance' if guesses is not None else ''})")
     return AuditResult(_round_down(best), "one_run", conf, delta, m, n1, witness=witness, tradeoff=trade)

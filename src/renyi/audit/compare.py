@@ -23,7 +23,17 @@ from renyi.audit.bounds import METHODS, AuditResult, epsilon_lower_bound
 from renyi.core._validation import PROBABILITY_OPEN
 from renyi.core.errors import ConversionError, DomainError
 
-__all__ = ["AuditReport", "audit", "read_scores"]
+__all__ = ["DESIGN_METHODS", "AuditReport", "audit", "read_scores"]
+
+#: The experiment designs ``audit(design=...)`` knows, and the methods valid for each.
+#: ``"one_run"``: one training run with many canaries, each included by its own fair coin: the
+#: canaries share the model, so their scores are not independent trials, and only the one-run
+#: audit [Steinke, Nasr & Jagielski 2023, Thm 3] is valid. ``"independent"``: one training run
+#: per canary (independent trials): every method is valid (``one_run`` too, with less power).
+DESIGN_METHODS: dict[str, tuple[str, ...]] = {
+    "one_run": ("one_run",),
+    "independent": METHODS,
+}
 
 _TRUE = {"1", "true", "yes", "y", "t", "in", "included"}
 _FALSE = {"0", "false", "no", "n", "f", "out", "excluded"}
@@ -44,6 +54,9 @@ class AuditReport:
         lower: renyi's lower bound on the event's true ε (the PLD bracket's lower end, or the
             exact value when the route is exact); None when no route brackets it.
         items: the event as ``(mechanism, count)`` pairs (for plots; not compared).
+        design: the experiment design declared to :func:`audit` (``"one_run"`` or
+            ``"independent"``), or "" when none was declared; each result's ``.design`` says
+            which design its own guarantee needs.
     """
 
     results: tuple[AuditResult, ...]
@@ -54,6 +67,7 @@ class AuditReport:
     certified_method: str = ""
     lower: float | None = None
     items: Any = field(default=None, compare=False, repr=False)
+    design: str = ""
 
     def result(self, method: str) -> AuditResult:
         """The result of ``method``; KeyError if it was not run."""
@@ -76,7 +90,7 @@ class AuditReport:
             return "inf" if x is not None and math.isinf(x) else x
         return {"delta": self.delta, "confidence": self.confidence, "event": self.event,
                 "certified": j(self.certified), "certified_method": self.certified_method,
-                "lower": j(self.lower), "results": [r.to_dict() for r in self.results],
+                "lower": j(self.lower), "design": self.design, "results": [r.to_dict() for r in self.results],
                 "contradictions": list(self.contradictions())}
 
 
@@ -90,36 +104,74 @@ def _event_items(event: Any) -> tuple[str, Any]:
 
 
 def audit(scores: Any, included: Any, *, delta: float, confidence: float = 0.95,
-          methods: Sequence[str] = METHODS, event: Any = None, seed: int = 0) -> AuditReport:
+          methods: Sequence[str] | None = None, event: Any = None, seed: int = 0,
+          design: str | None = None) -> AuditReport:
     """Run the audit methods on one set of scores and compare with the declared event.
+
+    Which methods are valid depends on how the canaries were run (``DESIGN_METHODS``):
+
+    - ``design="one_run"`` — **one training run with many canaries**, each included by its own
+      fair coin (the usual way to audit a model). The canaries share the model, so they are not
+      independent trials: only ``"one_run"`` is valid, and it is the default.
+    - ``design="independent"`` — one training run per canary (independent trials): all three
+      methods are valid (the default runs all three).
+    - ``design=None`` — not declared: the requested methods (default all three) are run, and
+      each result's ``.design`` states the design its guarantee needs; ``"threshold"`` and
+      ``"gdp"`` results from one run with many canaries prove nothing.
 
     Args:
         scores: one finite score per canary (higher = looks included).
         included: one boolean (or 0/1) per canary.
         delta: δ ∈ (0, 1) for every number reported.
         confidence: 1 − β ∈ (0, 1) of each method's statement.
-        methods: a non-empty subset of ``("threshold", "one_run", "gdp")``.
+        methods: a non-empty subset of ``("threshold", "one_run", "gdp")`` valid for
+            ``design``; None for every method valid for it.
         event: what the run claims to be: a pipeline file (TOML/JSON path), a mechanism, a
             guarantee, or ``(item, count)`` pairs; None for the audit alone.
         seed: seed of the tie-breaking key.
+        design: ``"one_run"``, ``"independent"`` or None (see above).
 
     Returns:
         An :class:`AuditReport`.
 
     Raises:
         DomainError: bad scores or parameters (see :func:`renyi.audit.epsilon_lower_bound`),
-            an empty or unknown ``methods``, or a pipeline file that does not parse.
+            an empty or unknown ``methods``, an unknown ``design`` or a method it does not
+            allow, or a pipeline file that does not parse.
+
+    Examples:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> inc = rng.random(1000) < 0.5
+        >>> rep = audit(rng.normal(size=1000) + inc, inc, delta=1e-5, design="one_run")
+        >>> [r.method for r in rep.results]
+        ['one_run']
+        >>> audit(rng.normal(size=1000) + inc, inc, delta=1e-5, design="one_run", methods=["gdp"])
+        Traceback (most recent call last):
+        ...
+        renyi.core.errors.DomainError: method 'gdp' needs independent trials (one training run per canary); design='one_run' (one training run with many canaries) allows only one_run
     """
     d = PROBABILITY_OPEN.check("delta", delta)
     conf = PROBABILITY_OPEN.check("confidence", confidence)
-    methods = tuple(methods)
+    if design is not None and design not in DESIGN_METHODS:
+        raise DomainError(f"design must be one of {', '.join(DESIGN_METHODS)} or None; got {design!r}",
+                          name="design", value=design)
+    allowed = METHODS if design is None else DESIGN_METHODS[design]
+    methods = allowed if methods is None else tuple(methods)
     if not methods or any(m not in METHODS for m in methods):
         raise DomainError(f"methods must be a non-empty subset of {', '.join(METHODS)}; got {methods!r}",
                           name="methods", value=methods)
+    for m in methods:
+        if m not in allowed:
+            # only design="one_run" restricts: threshold and gdp count canaries as independent trials
+            raise DomainError(f"method {m!r} needs independent trials (one training run per canary); "
+                              f"design={design!r} (one training run with many canaries) allows only "
+                              f"{', '.join(allowed)}", name="methods", value=m)
     results = tuple(epsilon_lower_bound(scores, included, delta=d, confidence=conf, method=m, seed=seed)
                     for m in methods)
+    tag = design or ""
     if event is None:
-        return AuditReport(results, d, conf)
+        return AuditReport(results, d, conf, design=tag)
     from renyi.accounting.routes import best_epsilon
 
     name, items = _event_items(event)
@@ -132,7 +184,7 @@ def audit(scores: Any, included: Any, *, delta: float, confidence: float = 0.95,
             lower = best_epsilon(items, d, method="pld").lower
         except (ConversionError, DomainError):
             lower = None
-    return AuditReport(results, d, conf, name, c.value, c.method, lower, items)
+    return AuditReport(results, d, conf, name, c.value, c.method, lower, items, tag)
 
 
 def read_scores(path: str | os.PathLike[str], *, score_column: str = "score",

@@ -32,6 +32,7 @@ import math
 import os
 import threading
 import time
+from time import time as _time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -230,6 +231,7 @@ def _same_unit(a: Any, b: Any) -> bool:
 
 #: A run of equal units is folded while its count stays exact as a double.
 _FOLD_MAX = 1 << 53
+_NEW = object.__new__
 
 
 class _Fold:
@@ -725,6 +727,93 @@ class Spend:
         return j if isinstance(j, int) and not isinstance(j, bool) else None
 
 
+class _StoredOfSpend:
+    """``Spend.stored``: the slot holds a record, or for a spend made on the accountant's fast
+    path (:meth:`Accountant.spend`, a repeated step) the :class:`_Hot` state of its run; the
+    record with the spend's own id and time is then built the first time it is read (and kept).
+    """
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.slot
+        r = self.slot.__get__(obj, cls)
+        if r.__class__ is _Hot:
+            f = r.first
+            i, t = _SPEND_ID.__get__(obj, cls), _SPEND_TIME.__get__(obj, cls)
+            hot = r
+            r = f if (f.id == i and f.time == t) else SpendRecord(
+                i, t, f.label, f.count, f.guarantee, f.mechanism, f.rdp, f.eps_inf, f.xi, f.rho, f.mu, f.delta)
+            for name, value in (("label", None), ("count", 1), ("guarantee", hot.g), ("mechanism", hot.mech)):
+                _SPEND_SLOT[name].__set__(obj, value)  # the fields read from the run so far, now kept
+            self.slot.__set__(obj, r)
+        return r
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+class _FieldOfHotSpend:
+    """A field of :class:`Spend` that a fast-path spend leaves unset: read from its run's
+    :class:`_Hot` state (label None, count 1, the run's guarantee and mechanism)."""
+
+    __slots__ = ("slot", "name")
+
+    def __init__(self, slot: Any, name: str) -> None:
+        self.slot, self.name = slot, name
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.slot
+        try:
+            return self.slot.__get__(obj, cls)
+        except AttributeError:
+            hot = _SPEND_STORED.__get__(obj, cls)
+            if hot.__class__ is not _Hot:
+                raise
+            return None if self.name == "label" else 1 if self.name == "count" else getattr(
+                hot, "g" if self.name == "guarantee" else "mech")
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self.slot.__delete__(obj)
+
+
+_SPEND_ID = Spend.__dict__["id"]
+_SPEND_TIME = Spend.__dict__["time"]
+_SPEND_STORED = Spend.__dict__["stored"]
+_SPEND_SLOT = {n: Spend.__dict__[n] for n in ("label", "count", "guarantee", "mechanism")}
+_SPEND_SET_ID, _SPEND_SET_TIME, _SPEND_SET_STORED = _SPEND_ID.__set__, _SPEND_TIME.__set__, _SPEND_STORED.__set__
+setattr(Spend, "stored", _StoredOfSpend(_SPEND_STORED))
+for _name in ("label", "count", "guarantee", "mechanism"):
+    setattr(Spend, _name, _FieldOfHotSpend(Spend.__dict__[_name], _name))
+
+
+class _Hot:
+    """What a repeated step of one item needs on :meth:`Accountant.spend`'s fast path: valid
+    while it is the accountant's ``_hot`` (every other change to the totals or the ledger drops
+    it). ``kmax`` bounds the count of the totals' open run: the largest count the filter admits
+    (computed by the exact filter on the exact totals, :meth:`_Fold._largest`), or, on a plan,
+    the count at which its phase has no step left; ``c0`` is the open run's count up to which
+    plan steps are folded into the accountant's plan cursor."""
+
+    __slots__ = ("item", "ledger", "append", "kmax", "entry", "g", "mech", "first", "phase", "c0")
+
+    def __init__(self, item: Any, ledger: MemoryLedger, run: Any, kmax: int, c0: int, entry: list[Any] | None,
+                 g: Guarantee, mech: str | None, phase: int | None) -> None:
+        self.item, self.ledger, self.append, self.kmax, self.entry = item, ledger, run.times.append, kmax, entry
+        self.g, self.mech, self.first, self.phase, self.c0 = g, mech, run.first, phase, c0
+
+
 @dataclass(frozen=True, slots=True)
 class AccountantReport:
     """A summary of an accountant (``Accountant.report()``)."""
@@ -849,6 +938,14 @@ class Accountant:
         plan_delta: δ_P ∈ (0, δ − approx_delta], the δ the plan is billed at. Default: all of
             δ − approx_delta, so that spends off the plan are refused; a smaller δ_P leaves
             δ − approx_delta − δ_P for them.
+        plan_reserve: ``None`` (default: every spend is its own row), or an integer R ≥ 1: on a
+            ledger with a plan, steps that follow the plan (one run, no label) are recorded
+            *ahead*, in blocks: the first step of a block writes one durable row for the next b
+            steps of its phase (b = 1, 2, 4, … up to R, never more than the phase has left), and
+            the following b − 1 steps write nothing and return that row's :class:`Spend`. The
+            row is committed before any of its steps runs, so a crash (or a stop) mid-block can
+            only leave up to b − 1 steps recorded that never ran — lost progress, never a step
+            beyond the plan. See ``docs/plans.md``, "Steps recorded ahead".
 
     Raises:
         TypeError: for a budget of an unsupported kind.
@@ -861,7 +958,8 @@ class Accountant:
 
     def __init__(self, budget: Guarantee | None = None, ledger: Any = None, *,
                  filter_orders: Iterable[float] | None = None, approx_delta: float | None = None,
-                 neighbouring: str | None = None, plan: Any = None, plan_delta: float | None = None) -> None:
+                 neighbouring: str | None = None, plan: Any = None, plan_delta: float | None = None,
+                 plan_reserve: int | None = None) -> None:
         if budget is not None and not isinstance(budget, Guarantee):
             raise TypeError(f"budget must be a guarantee or None; got {type(budget).__name__}")
         if ledger is not None and not isinstance(ledger, (Ledger, str, os.PathLike)):
@@ -909,8 +1007,10 @@ class Accountant:
         elif plan_delta is not None:
             raise DomainError(f"plan_delta needs a plan; got plan_delta={plan_delta!r} and no plan",
                               name="plan_delta", value=plan_delta)
+        if plan_reserve is not None:
+            plan_reserve = check_int("plan_reserve", plan_reserve)
         if ledger is None:
-            store: Ledger = MemoryLedger()
+            store: Ledger = MemoryLedger(lock=self._lock)  # one lock: the fast path holds both
         elif isinstance(ledger, Ledger):
             store = ledger
         else:
@@ -979,7 +1079,15 @@ class Accountant:
         self._all = _Fold(_Totals.empty(self._grid.size))
         # the totals the filter judges: every spend, or with a plan the spends off the plan
         self._offf = self._all if self._spec is None else _Fold(_Totals.empty(self._grid.size))
-        self._cursor = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
+        self._hot: _Hot | None = None
+        if plan_reserve is not None and self._spec is None:
+            self._ledger.close()
+            raise DomainError(f"plan_reserve needs a plan (declared now, or stored in the ledger); got "
+                              f"plan_reserve={plan_reserve!r} and no plan", name="plan_reserve", value=plan_reserve)
+        self._reserve = plan_reserve
+        self._next_block = 1
+        self._block: list[Any] | None = None  # [unit, mech, steps left in the block, its Spend]
+        self._cur = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
         self._keys: dict[int, tuple[_Unit, str | None, str]] = {}
         self._planned: dict[tuple[int, int], tuple[_Unit, dict[str, Any]]] = {}
         # The mechanisms (or guarantees) spent through this object, merged by equality, for the
@@ -1059,6 +1167,8 @@ class Accountant:
         # Only the totals are kept: memory does not grow with the length of the ledger.
         spec, fold, off = self._spec, self._all, self._offf
         for r in rows:
+            if self._hot is not None:
+                self._drop_hot()
             if r.id != fold.last_id + 1:
                 raise LedgerError(f"ledger rows are not contiguous: expected id {fold.last_id + 1}, got {r.id}")
             if r.rdp.size != self._grid.size:
@@ -1078,6 +1188,58 @@ class Accountant:
                 self._cursor = self._cursor.advance(j, r.count)
             fold.add(r, r.count, r.id)
             self._live = None  # a spend this object did not make: its mechanism is unknown
+
+    @property
+    def _cursor(self) -> _plan.Cursor | None:
+        """How far the recorded spends followed the plan (steps of the fast path included)."""
+        hot = self._hot
+        if hot is not None and hot.phase is not None:
+            with self._lock:
+                k = self._all.count - hot.c0
+                if k and self._hot is hot:
+                    assert self._cur is not None
+                    self._cur = self._cur.advance(hot.phase, k)
+                    hot.c0 += k
+        return self._cur
+
+    @_cursor.setter
+    def _cursor(self, value: _plan.Cursor | None) -> None:
+        self._cur = value
+
+    def _drop_hot(self) -> None:
+        """Leave the fast path (its plan steps are folded into the cursor first)."""
+        with self._lock:
+            if self._hot is not None:
+                self._cursor  # noqa: B018 - flushes the fast path's plan steps
+                self._hot = None
+
+    def _arm(self, item: Any, stated: Any, rec: SpendRecord, sp: Spend, phase: int | None) -> None:
+        """After a spend of one run of ``item`` (no label): set up the fast path for the next
+        identical step, when the ledger is this object's own memory ledger and the item is an
+        immutable value (the checks the fast path skips hold for every further step of it)."""
+        led = self._ledger
+        last = self._last_item
+        if not (isinstance(led, MemoryLedger) and led._lock is self._lock and last is not None and last[0] is item
+                and led._runs and led._runs[-1].first.guarantee is rec.guarantee and led._n == self._all.last_id):
+            return
+        entry = None
+        if self._live is not None:
+            ll = self._last_live
+            if ll is None or ll[0] is not stated or ll[2] is not self._live:
+                return
+            entry = ll[1]
+        fold = self._all
+        if phase is not None:
+            assert self._cur is not None and self._spec is not None
+            kmax = min(fold.count + self._spec.phases[phase].count - self._cur.used[phase], _FOLD_MAX)
+        elif self._filter.kind == "none":
+            kmax = _FOLD_MAX
+        else:
+            if fold._kmax is None:
+                fold._kmax = fold._largest(self._filter)
+            kmax = fold._kmax
+        if fold.count < kmax:
+            self._hot = _Hot(item, led, led._runs[-1], kmax, fold.count, entry, sp.guarantee, sp.mechanism, phase)
 
     def _unit(self, g: Guarantee) -> _Unit:
         try:
@@ -1144,7 +1306,9 @@ class Accountant:
         spec, cur = self._spec, self._cursor
         if spec is None or cur is None:
             return None
-        return _plan.PlanStatus(spec.phases, cur.used, spec.epsilon, spec.delta, spec.lower, spec.method, cur.phase)
+        blk = self._block
+        return _plan.PlanStatus(spec.phases, cur.used, spec.epsilon, spec.delta, spec.lower, spec.method, cur.phase,
+                                0 if blk is None else int(blk[2]))
 
     # ----- spending ----------------------------------------------------------------------
     def spend(self, item: Any, count: int = 1, label: str | None = None) -> Spend:
@@ -1167,9 +1331,47 @@ class Accountant:
                 an ``ApproxDP`` spend against a ``ZCDP`` budget).
             DomainError / TypeError: bad ``count``, ``label`` or ``item``.
         """
-        g, mech, k, label, unit, item = self._prepare(item, count, label, check=self._spec is None)
+        hot = self._hot
+        if hot is not None and item is hot.item and count == 1 and label is None and count.__class__ is int:
+            lock = self._lock
+            lock.acquire()
+            try:
+                fold = self._all
+                c = fold.count
+                n = fold.last_id
+                led = hot.ledger
+                if self._hot is hot and c < hot.kmax and led._n == n:
+                    # a repeated step: the exact filter's verdict for this run's counts is cached
+                    # (hot.kmax); the ledger's open run gets a time, the totals' open run a count
+                    now = _time()
+                    hot.append(now)
+                    n += 1
+                    led._n = n
+                    fold.last_id = n
+                    fold.count = c + 1
+                    fold.rows += 1
+                    fold._t = None
+                    e = hot.entry
+                    if e is not None:
+                        e[1] += 1
+                    sp = _NEW(Spend)
+                    _SPEND_SET_ID(sp, n)
+                    _SPEND_SET_TIME(sp, now)
+                    _SPEND_SET_STORED(sp, hot)  # the other fields are the run's (_FieldOfHotSpend)
+                    return sp
+            finally:
+                lock.release()
+        with self._lock:
+            self._drop_hot()
+            return self._spend_slow(item, count, label)
+
+    def _spend_slow(self, item0: Any, count: int, label: str | None) -> Spend:
+        g, mech, k, label, unit, item = self._prepare(item0, count, label, check=self._spec is None)
         if self._spec is not None:
-            return self._spend_planned(g, mech, k, label, unit, item)
+            if self._reserve is not None and k == 1 and label is None:
+                return self._spend_ahead(g, mech, unit, item, item0)
+            self._block = None
+            return self._spend_planned(g, mech, k, label, unit, item, item0)
         fold = self._all
         with self._lock:
             if not fold.admits(self._filter, unit, k):
@@ -1190,7 +1392,10 @@ class Accountant:
                     raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
             fold.add(unit, k, new_id)
             self._remember(item, k)
-            return self._spend_of(rec)
+            sp = self._spend_of(rec)
+            if k == 1 and label is None:
+                self._arm(item0, item, rec, sp, None)
+            return sp
 
     def _plan_key(self, unit: _Unit, mech: str | None) -> str:
         hit = self._keys.get(id(unit))
@@ -1226,7 +1431,7 @@ class Accountant:
                 f"{p.count - st.used[j]} of {p.count} steps left)")
 
     def _spend_planned(self, g: Guarantee, mech: str | None, k: int, label: str | None, unit: _Unit,
-                       item: Any) -> Spend:
+                       item: Any, item0: Any) -> Spend:
         key = self._plan_key(unit, mech)
         with self._lock:
             j = self._plan_decision(unit, mech, k, key)
@@ -1260,7 +1465,54 @@ class Accountant:
                 assert self._cursor is not None
                 self._cursor = self._cursor.advance(j, k)
             self._remember(item, k)
-            return self._spend_of(rec)
+            sp = self._spend_of(rec)
+            if k == 1 and label is None and j is not None:
+                self._arm(item0, item, rec, sp, j)
+            return sp
+
+    def _spend_ahead(self, g: Guarantee, mech: str | None, unit: _Unit, item: Any, item0: Any) -> Spend:
+        """One step with ``plan_reserve``: taken from the open block, or a new block's row
+        (written, and committed, before the step runs); off the plan: the general path."""
+        assert self._spec is not None
+        blk = self._block
+        if blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+            blk[2] -= 1
+            sp: Spend = blk[3]
+            return sp
+        self._block = None
+        key = self._plan_key(unit, mech)
+        spec = self._spec
+        for _ in range(2):
+            cur = self._cursor
+            assert cur is not None
+            j = cur.match(spec, key, 1)
+            if j is None:  # off the plan: billed (or refused) as without reserve
+                return self._spend_planned(g, mech, 1, None, unit, item, item0)
+            now = time.time()
+            with self._ledger.transaction() as txn:
+                others = txn.rows_after(self._all.last_id)
+                if others:  # other processes' spends: decide again
+                    self._apply(others)
+                    cur = self._cursor
+                    assert cur is not None
+                    if cur.match(spec, key, 1) != j:
+                        continue  # (leaves the transaction without writing)
+                b = min(self._next_block, self._reserve or 1, spec.phases[j].count - cur.used[j])
+                rec = SpendRecord(self._all.last_id + 1, now, None, b, self._planned_json(unit, j), mech, unit.rdp,
+                                  unit.eps_inf, unit.xi, unit.rho, unit.mu, unit.delta)
+                new_id = txn.append(rec)
+                if new_id != rec.id:
+                    raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+            break
+        else:  # pragma: no cover - the plan moved twice under us
+            raise LedgerError("the ledger changed twice while this spend was decided; nothing was recorded")
+        self._all.add(unit, b, new_id)
+        self._cursor = cur.advance(j, b)
+        self._remember(item, b)
+        sp = self._spend_of(rec)
+        self._next_block = min(2 * self._next_block, self._reserve or 1)
+        self._block = [unit, mech, b - 1, sp]
+        return sp
 
     def _planned_json(self, unit: _Unit, j: int) -> dict[str, Any]:
         # the record's guarantee with the phase it follows (inside the hash chain); one object per
@@ -1659,6 +1911,7 @@ class Accountant:
                     nid = txn.append(r)
                     if nid != self._totals.last_id + 1 + i:
                         raise LedgerError(f"ledger assigned id {nid}, expected {self._totals.last_id + 1 + i}")
+            self._drop_hot()
             self._live = None
             self._all = self._offf = fold
         return len(recs)

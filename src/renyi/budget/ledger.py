@@ -455,16 +455,49 @@ class Ledger:
         """Release resources (idempotent)."""
 
 
-class MemoryLedger(Ledger):
-    """A ledger held in memory (lost when the process ends). Thread-safe."""
+class _Run:
+    """Consecutive rows of a :class:`MemoryLedger` that differ only in id and time: the first
+    row as stored, and the times of all of them (a training loop's steps cost a float each)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("first", "times")
+
+    def __init__(self, first: SpendRecord) -> None:
+        self.first = first
+        self.times = [first.time]
+
+    def extends(self, rec: SpendRecord) -> bool:
+        f = self.first
+        return (rec.guarantee is f.guarantee and rec.rdp is f.rdp and rec.label == f.label and rec.count == f.count
+                and rec.mechanism == f.mechanism and rec.eps_inf == f.eps_inf and rec.xi == f.xi
+                and rec.rho == f.rho and rec.mu == f.mu and rec.delta == f.delta)
+
+    def row(self, i: int) -> SpendRecord:
+        f = self.first
+        if i == 0:
+            return f
+        return SpendRecord(f.id + i, self.times[i], f.label, f.count, f.guarantee, f.mechanism, f.rdp, f.eps_inf,
+                           f.xi, f.rho, f.mu, f.delta)
+
+
+class MemoryLedger(Ledger):
+    """A ledger held in memory (lost when the process ends). Thread-safe.
+
+    Rows are held as *runs* (consecutive rows that differ only in id and time, see
+    :class:`_Run`) and built as :class:`SpendRecord` objects when read, so a training loop's
+    repeated step costs a float, not a record.
+    """
+
+    def __init__(self, *, lock: Any = None) -> None:
         self._header: dict[str, Any] | None = None
-        self._rows: list[SpendRecord] = []
-        self._lock = threading.RLock()
+        self._runs: list[_Run] = []
+        self._n = 0
+        self._lock = threading.RLock() if lock is None else lock
 
     def __repr__(self) -> str:
-        return f"MemoryLedger({len(self._rows)} spends)"
+        return f"MemoryLedger({self._n} spends)"
+
+    def __len__(self) -> int:
+        return self._n
 
     @property
     def header(self) -> dict[str, Any] | None:
@@ -483,9 +516,34 @@ class MemoryLedger(Ledger):
         # a plain context manager (not a generator): a training loop's step writes here
         return _MemoryTxn(self)
 
+    def _push(self, rec: SpendRecord) -> None:
+        runs = self._runs
+        if runs and rec.id == self._n + 1 and runs[-1].extends(rec):
+            runs[-1].times.append(rec.time)
+        else:
+            runs.append(_Run(rec))
+        self._n += 1
+
+    def _rows_after(self, last_id: int) -> list[SpendRecord]:
+        out: list[SpendRecord] = []
+        if last_id >= self._n:
+            return out
+        runs = self._runs
+        lo, hi = 0, len(runs)  # the run holding id last_id + 1: the last one starting at or before it
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if runs[mid].first.id <= last_id + 1:
+                lo = mid
+            else:
+                hi = mid
+        for r in runs[lo:]:
+            start = max(0, last_id + 1 - r.first.id)
+            out.extend(r.row(i) for i in range(start, len(r.times)))
+        return out
+
     def rows_after(self, last_id: int) -> list[SpendRecord]:
         with self._lock:
-            return self._rows[last_id:]
+            return self._rows_after(last_id)
 
 
 class _MemoryTxn:
@@ -505,15 +563,16 @@ class _MemoryTxn:
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         try:
             if exc_type is None:
-                self.ledger._rows.extend(self.pending)
+                for r in self.pending:
+                    self.ledger._push(r)
         finally:
             self.ledger._lock.release()
 
     def rows_after(self, last_id: int) -> list[SpendRecord]:
-        return self.ledger._rows[last_id:] + [r for r in self.pending if r.id > last_id]
+        return self.ledger._rows_after(last_id) + [r for r in self.pending if r.id > last_id]
 
     def append(self, rec: SpendRecord) -> int:
-        new_id = len(self.ledger._rows) + len(self.pending) + 1
+        new_id = self.ledger._n + len(self.pending) + 1
         if rec.id != new_id:  # a caller that knew the id has built the record with it already
             rec = _with_id(rec, new_id)
         self.pending.append(rec)

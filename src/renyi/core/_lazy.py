@@ -12,7 +12,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__all__ = ["special", "optimize", "integrate", "linalg"]
+__all__ = ["special", "optimize", "integrate", "linalg", "fft"]
 
 
 class _LazyModule:
@@ -37,3 +37,4 @@ special: Any = _LazyModule("scipy.special")
 optimize: Any = _LazyModule("scipy.optimize")
 integrate: Any = _LazyModule("scipy.integrate")
 linalg: Any = _LazyModule("scipy.linalg")
+fft: Any = _LazyModule("scipy.fft")

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from renyi.core._lazy import linalg, special
+from renyi.core import _logmath as lm
 from renyi.core._logmath import log1mexp, log_expm1
 from renyi.core._validation import (
     NONNEGATIVE,
@@ -446,6 +447,26 @@ def discrete_laplace_divergence(t: float, shift: int, alpha: ArrayLike) -> float
     return _out(_divergence_from_loss(logm, z, alphas), scalar)
 
 
+def _log_theta_ratio(sigma: float, c: np.ndarray) -> np.ndarray:
+    """log(θ_σ(c)/θ_σ(0)) for c ∈ [−½, ½]: log1p of :func:`_theta_ratio_m1` where the ratio
+    is above ½, else the difference of the two log-sums (below σ ≈ 0.04 the ratio underflows to
+    0 near c = ±½, and log 0 = −∞ made D_α = 0 at α = 1.5 for σ = 0.01: the truth is 5001.4)."""
+    c = np.asarray(c, dtype=np.float64).reshape(-1)
+    r = _theta_ratio_m1(sigma, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log1p(r)
+    low = ~(r > -0.5)
+    if np.any(low):
+        # here σ < ½ (Poisson summation keeps the ratio above 1 − 6e-3 for σ ≥ ½)
+        xmax = int(math.ceil(sigma * math.sqrt(2.0 * 745.0))) + 2
+        x = np.arange(-xmax, xmax + 1, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            log0 = float(lm.logsumexp(-0.5 * (x / sigma) ** 2))
+            lc = lm.logsumexp(-0.5 * ((x[None, :] - c[low][:, None]) / sigma) ** 2, axis=1)
+        out[low] = lc - log0
+    return out
+
+
 def _theta_ratio_m1(sigma: float, c: np.ndarray) -> np.ndarray:
     """θ_σ(c)/θ_σ(0) − 1 for c ∈ [−½, ½], without cancellation (≤ 0 by Poisson summation)."""
     c = np.asarray(c, dtype=np.float64).reshape(-1)
@@ -464,7 +485,7 @@ def _theta_ratio_m1(sigma: float, c: np.ndarray) -> np.ndarray:
     u = -(x**2) / s2
     w = np.exp(u)
     dlt = (2.0 * np.outer(c, x) - (c**2)[:, None]) / s2
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # 0·∞ where the other branch is taken
         diff = np.where(np.abs(dlt) < 0.5, w * np.expm1(dlt), np.exp(u + dlt) - w)
     result: np.ndarray = diff.sum(axis=1) / w.sum()
     return result
@@ -494,7 +515,9 @@ def discrete_gaussian_normalizer(sigma: float) -> float:
             return float(np.float64(math.sqrt(2.0 * math.pi)) * s * (1.0 + 2.0 * tail))
     xmax = int(math.ceil(s * math.sqrt(2.0 * 745.0))) + 2
     x = np.arange(-xmax, xmax + 1, dtype=np.float64)
-    return float(np.exp(-(x**2) / (2.0 * s * s)).sum())
+    # (x/σ)²/2 rather than x²/(2σ²): σ² underflows to 0 below σ ≈ 1e-162 (0/0 = NaN at x = 0)
+    with np.errstate(over="ignore"):
+        return float(np.exp(-0.5 * (x / s) ** 2).sum())
 
 
 def discrete_gaussian_divergence(sigma: float, shift: int, alpha: ArrayLike) -> float | np.ndarray:
@@ -525,14 +548,17 @@ def discrete_gaussian_divergence(sigma: float, shift: int, alpha: ArrayLike) -> 
     out = np.zeros_like(a)
     if d == 0:
         return _out(out.reshape(alphas.shape), scalar)
-    rho = d * d / (2.0 * s * s)
+    rho = 0.5 * (d / s) * (d / s)  # σ² underflows to 0 below σ ≈ 1e-162; ρ overflows to ∞ instead
     fin = np.isfinite(a) & (a != 1.0) & (a != 0.0)
+    if math.isinf(rho):
+        # Δ/σ beyond 1e154: every order above 0 diverges in double precision (D_α ≥ αρ·(1 − o(1))
+        # for α > 1); ∞ is the valid upper bound, where the formula below gave ∞ − ∞ = NaN
+        out[a != 0.0] = np.inf
+        return _out(out.reshape(alphas.shape), scalar)
     lam = a[fin] - 1.0
     cr = lam * d
     c = cr - np.round(cr)
-    r = _theta_ratio_m1(s, c)
-    with np.errstate(divide="ignore"):
-        out[fin] = a[fin] * rho + np.log1p(r) / lam
+    out[fin] = a[fin] * rho + _log_theta_ratio(s, c) / lam
     out[a == 1.0] = rho
     out[np.isinf(a)] = np.inf
     return _out(np.maximum(out, 0.0).reshape(alphas.shape), scalar)

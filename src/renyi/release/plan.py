@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from renyi.release.spec import QuerySpec, ReleaseSpec
+from renyi.release.spec import QuerySpec, ReleaseSpec, SpecError
 
 __all__ = ["Sensitivity", "Measurement", "QueryPlan", "Plan", "derive_sensitivity", "make_plan",
            "centring", "levels", "COVERAGE", "HOLD_BACK", "RATIO_TYPES"]
@@ -107,8 +107,23 @@ def derive_sensitivity(rows: int, groups: int | None, rows_per_group: int | None
     full = min(rows // r, g)  # groups filled to r rows
     rem = rows - full * r if full < g else 0  # the rest goes into one more group
     l1 = per_row * min(rows, g * r)
-    l2 = per_row * math.sqrt(full * r * r + rem * rem)
-    return Sensitivity(float(l1), float(l2), per_row, rows, g, r)
+    sq = per_row * per_row * (full * r * r + rem * rem)  # ℓ₂², an exact integer
+    root = math.isqrt(sq)
+    if root * root == sq:  # an integer ℓ₂ (the common case): exact, or rounded up beyond 2⁵³
+        l2 = _up_float(root)
+    elif sq < 2**1000:
+        l2 = math.nextafter(math.sqrt(sq), math.inf)  # never below the true ℓ₂
+    else:
+        l2 = _up_float(root + 1)
+    return Sensitivity(_up_float(l1), l2, per_row, rows, g, r)
+
+
+def _up_float(n: int) -> float:
+    """The integer n as a float not below it (inf beyond the largest double: the caller refuses it)."""
+    if n >= 2**1024:
+        return math.inf
+    x = float(n)  # (rounds to nearest: at most one step up fixes it)
+    return x if int(x) >= n else math.nextafter(x, math.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,30 +294,38 @@ def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
         # Nothing can move the vector (e.g. bounds within one granularity unit): calibrate as
         # for sensitivity 1, an upper bound, so the mechanism still spends no more than its share.
         sens = Sensitivity(1.0, 1.0, 1, sens.rows, sens.groups, sens.rows_per_group)
-    if noise == "discrete_gaussian":
-        # ρ = Δ₂²/(2σ²) for independent discrete Gaussian noise per cell ([CKS20] Prop. 5 and
-        # additivity of Rényi divergences over independent coordinates): σ = Δ₂/√(2ρ) in closed
-        # form, stepped up until the mechanism's own ρ is within the share (no solver: the
-        # solver's import was most of a release's fixed cost).
-        sigma = sens.l2 / math.sqrt(2.0 * rho)
-        for _ in range(64):
-            mech = DiscreteGaussian(sigma, sens.l2, vector=True)
-            if float(mech.guarantee.to_zcdp().rho) <= rho:
-                return mech
-            sigma = math.nextafter(sigma * (1.0 + 4e-16), math.inf)
-        from renyi.accounting.calibration import calibrate
-
-        guess = sens.l2 / math.sqrt(2.0 * rho)
-        c = calibrate(lambda s: DiscreteGaussian(s, sens.l2, vector=True), ZCDP(rho),
-                      bounds=(guess * 0.5, guess * 2.0))
-        return DiscreteGaussian(c.value, sens.l2, vector=True)
-    # Discrete Laplace on the ℓ₁ sensitivity is ε = Δ₁/t pure DP, hence ε·tanh(ε/2)-zCDP.
     from renyi.accounting.calibration import calibrate
+    from renyi.core.errors import DomainError
 
-    guess = sens.l1 / math.sqrt(2.0 * rho)
-    c = calibrate(lambda t: DiscreteLaplace(t, int(sens.l1), vector=True), ZCDP(rho),
-                  bounds=(guess * 0.25, guess * 4.0))
-    return DiscreteLaplace(c.value, int(sens.l1), vector=True)
+    guess = sens.l2 / math.sqrt(2.0 * rho)
+    try:
+        if noise == "discrete_gaussian":
+            # ρ = Δ₂²/(2σ²) for independent discrete Gaussian noise per cell ([CKS20] Prop. 5 and
+            # additivity of Rényi divergences over independent coordinates): σ = Δ₂/√(2ρ) in closed
+            # form, stepped up until the mechanism's own ρ is within the share (no solver: the
+            # solver's import was most of a release's fixed cost).
+            sigma = guess
+            for _ in range(64):
+                mech = DiscreteGaussian(sigma, sens.l2, vector=True)
+                if float(mech.guarantee.to_zcdp().rho) <= rho:
+                    return mech
+                sigma = math.nextafter(sigma * (1.0 + 4e-16), math.inf)
+            c = calibrate(lambda s: DiscreteGaussian(s, sens.l2, vector=True), ZCDP(rho),
+                          bounds=(guess * 0.5, guess * 2.0))
+            return DiscreteGaussian(c.value, sens.l2, vector=True)
+        # Discrete Laplace on the ℓ₁ sensitivity is ε = Δ₁/t pure DP, hence ε·tanh(ε/2)-zCDP.
+        guess = sens.l1 / math.sqrt(2.0 * rho)
+        c = calibrate(lambda t: DiscreteLaplace(t, int(sens.l1), vector=True), ZCDP(rho),
+                      bounds=(guess * 0.25, guess * 4.0))
+        return DiscreteLaplace(c.value, int(sens.l1), vector=True)
+    except DomainError:
+        if math.isfinite(guess) and guess < 1e150:
+            raise
+        # the sensitivity (max_rows_per_unit = 1e308, say) needs noise beyond what floats hold
+        raise SpecError(f"a sensitivity of ℓ₁ = {sens.l1:.6g}, ℓ₂ = {sens.l2:.6g} ({sens.rows:.6g} rows per individual) "
+                        f"at ρ = {rho:.6g} needs noise of scale {guess:.3g}, beyond what can be calibrated; bound the "
+                        "rows per individual (max_rows_per_unit) or the values far lower", name="max_rows_per_unit",
+                        value=sens.rows) from None
 
 
 def _half_width(mechanism: Any, coverage: float) -> int:
@@ -414,6 +437,11 @@ def _value_parts(q: QuerySpec, m: int) -> list[dict[str, Any]]:
                          shift=shift),
                     dict(kind="sum", sens=s_sens, unit=q.granularity, share=1.0 / 3.0, cells=cells, centre=c),
                     dict(kind="count", sens=cnt, unit=1.0, share=1.0 / 3.0, cells=cells)]
+    for part in base:
+        if not math.isfinite(part["sens"].l1):
+            raise SpecError(f"query {q.name!r}: its sensitivity is beyond floating point (max_rows_per_unit = {m}"
+                            f"{'' if q.bounds is None else f', bounds {list(q.bounds)}'}): bound the rows per "
+                            "individual or the values far lower", name="max_rows_per_unit", value=m)
     if "consistent" not in q.post:
         return base
     cells = q.cells

@@ -291,7 +291,7 @@ def truncation_effect(plan: Plan) -> dict[str, Any] | None:
 
     import numpy as np
 
-    from renyi.release.duckdb import DuckDBEngine
+    from renyi.release.backends import open_engine
 
     spec = plan.spec
     if spec.data.public is None:
@@ -313,7 +313,7 @@ def truncation_effect(plan: Plan) -> dict[str, Any] | None:
     free = make_plan(dataclasses.replace(spec, data=dataclasses.replace(data, max_rows_per_unit=2**31 - 1,
                                                                         max_groups_per_unit=None,
                                                                         max_rows_per_group=None), queries=free_q))
-    with DuckDBEngine(data, memory_limit=spec.memory_limit, threads=spec.threads) as eng:
+    with open_engine(spec, data) as eng:
         validate_columns(bounded, eng.columns())
         a = eng.aggregate(bounded, 1)
         b = eng.aggregate(free, 1)
@@ -652,7 +652,7 @@ def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, sa
              step: Any) -> ReleaseResult:
     from renyi.guarantees.composition import compose
     from renyi.guarantees import ZCDP
-    from renyi.release.duckdb import DuckDBEngine
+    from renyi.release.backends import open_engine
     from renyi.release.output import write_release
 
     acct = _open_accountant(s)
@@ -660,7 +660,7 @@ def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, sa
         total = plan.spend()
         if not acct.can_spend(total):
             acct.spend(total)  # raises BudgetExceededError with the accountant's own message
-        with DuckDBEngine(s.data, memory_limit=s.memory_limit, threads=s.threads) as engine:
+        with open_engine(s) as engine:
             validate_columns(plan, engine.columns())
             nulls = engine.null_count(s.data.privacy_unit)
             if nulls:

@@ -275,10 +275,16 @@ class ReleaseSpec:
         ledger_budget: the total a new ledger allows, as written (None: this release's budget).
         out_dir: output directory (absolute or relative to the spec), or None for the default.
         out_format: ``"csv"`` or ``"parquet"``.
-        memory_limit / threads: engine settings (None: DuckDB's defaults).
+        memory_limit / threads: engine settings (None: the engine's defaults; for Spark, the
+            driver's memory and the cores of the default ``local`` master).
         source: where the spec came from (a path or ``"<dict>"``).
         discovery_delta: Σ of the queries' discovery δ (0 without key discovery): the release
             is ``discovery_delta``-approximately ρ-zCDP.
+        engine: ``"duckdb"`` (embedded, the default) or ``"spark"`` (``[engine] name``).
+        master: the Spark master URL (None: ``local[*]``, or the session already running).
+        engine_conf: extra Spark settings (``[engine] conf``: ``spark.*`` keys), as (key, value) pairs.
+        start_timeout: seconds a Spark session may take to start and answer (``[engine]
+            start_timeout``); beyond it the release stops before anything is spent.
     """
 
     name: str
@@ -295,6 +301,10 @@ class ReleaseSpec:
     threads: int | None = None
     source: str = "<dict>"
     discovery_delta: float = 0.0
+    engine: str = "duckdb"
+    master: str | None = None
+    engine_conf: tuple[tuple[str, str], ...] = ()
+    start_timeout: float = 120.0
 
 
 # --------------------------------------------------------------------------------------
@@ -946,18 +956,63 @@ def parse_spec(data: Mapping[str, Any], *, base_dir: str | None = None, source: 
     eng = data.get("engine", {})
     if not isinstance(eng, Mapping):
         raise SpecError(f"engine must be a table ([engine]); got {_kind(eng)}")
-    _keys_allowed("engine", eng, ("memory_limit", "threads"))
+    _keys_allowed("engine", eng, ("name", "master", "conf", "start_timeout", "memory_limit", "threads"))
     mem = _str("engine", "memory_limit", eng["memory_limit"]) if "memory_limit" in eng else None
     if mem is not None and not re.fullmatch(r"\s*\d+(\.\d+)?\s*[KMGT]i?B\s*", mem, flags=re.IGNORECASE):
         raise SpecError(f"engine: memory_limit must look like \"4GB\"; got {mem!r}", name="memory_limit", value=mem)
     threads = _int("engine", "threads", eng["threads"]) if "threads" in eng else None
+    engine, master, conf, start_timeout = _parse_engine(eng, ds)
     title = data.get("title", "")
     if not isinstance(title, str):
         raise SpecError(f"title must be a string; got {_kind(title)}")
     name = title or (os.path.basename(source) if source != "<dict>" else "release")
     return ReleaseSpec(name=name, data=ds, queries=queries, rho=rho, budget=budget,
                        delta=d, ledger=ledger, ledger_budget=ledger_budget, out_dir=out_dir, out_format=out_format,
-                       memory_limit=mem, threads=threads, source=source, discovery_delta=disc_delta)
+                       memory_limit=mem, threads=threads, source=source, engine=engine, master=master,
+                       engine_conf=conf, start_timeout=start_timeout,
+                       discovery_delta=disc_delta)
+
+
+#: the engines a spec may name
+ENGINE_NAMES = ("duckdb", "spark")
+
+
+def _parse_engine(eng: Mapping[str, Any], data: DataSpec) -> tuple[str, str | None, tuple[tuple[str, str], ...],
+                                                                    float]:
+    """``[engine]``: name, master, conf and start_timeout (the Spark keys only with name = "spark")."""
+    name = _choice("engine", "name", eng["name"], ENGINE_NAMES) if "name" in eng else "duckdb"
+    if name != "spark":
+        for k in ("master", "conf", "start_timeout"):
+            if k in eng:
+                raise SpecError(f"engine: {k} is only for name = \"spark\"; got name = {name!r}", name=k)
+        return name, None, (), 120.0
+    if data.format == "duckdb":
+        raise SpecError("data: a DuckDB file is read by the duckdb engine only; give the spark engine a CSV or "
+                        "Parquet source", name="format", value=data.format)
+    master = None
+    if "master" in eng:
+        master = _str("engine", "master", eng["master"]).strip()
+        if not re.fullmatch(r"local(\[(\*|\d+)(, *\d+)?\])?|(spark|yarn|k8s|mesos)(://\S+)?|spark://\S+", master):
+            raise SpecError(f"engine: master must be a Spark master URL (local[*], local[4], spark://host:7077, "
+                            f"yarn, k8s://…); got {eng['master']!r}", name="master", value=eng["master"])
+    conf: list[tuple[str, str]] = []
+    raw = eng.get("conf", {})
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"engine: conf must be a table of Spark settings like {{ \"spark.executor.memory\" = \"4g\" }}; "
+                        f"got {_kind(raw)} {raw!r}", name="conf", value=raw)
+    for k, v in raw.items():
+        if not isinstance(k, str) or not k.startswith("spark."):
+            raise SpecError(f"engine: conf keys must be Spark settings (spark.…); got {k!r}", name="conf", value=k)
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        if not isinstance(v, (str, int, float)):
+            raise SpecError(f"engine: conf.{k} must be a string or a number; got {_kind(v)} {v!r}", name=k, value=v)
+        conf.append((k, str(v)))
+    timeout = _real("engine", "start_timeout", eng.get("start_timeout", 120.0))
+    if not 0.0 < timeout < math.inf:
+        raise SpecError(f"engine: start_timeout must be in (0, inf); got {eng.get('start_timeout')!r}",
+                        name="start_timeout", value=timeout)
+    return name, master, tuple(conf), timeout
 
 
 def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from renyi.core._lazy import special
 
 __all__ = ["remove_log_moments", "add_log_moments", "QUADRATURE_MARGIN"]
 
@@ -70,7 +70,7 @@ def remove_log_moments(sigma: float, t: int, max_order: int) -> np.ndarray:
         Array g with g[a] = (a − 1)·D_a(P‖Q); g[0] = g[1] = 0 up to rounding.
     """
     n = np.arange(max_order + 1, dtype=np.float64)
-    log_coeff = n * (n - 1.0) / (2.0 * sigma * sigma) - gammaln(n + 1.0)
+    log_coeff = n * (n - 1.0) / (2.0 * sigma * sigma) - special.gammaln(n + 1.0)
     result = np.full(max_order + 1, -np.inf)
     result[0] = 0.0
     base = log_coeff
@@ -81,7 +81,7 @@ def remove_log_moments(sigma: float, t: int, max_order: int) -> np.ndarray:
         e >>= 1
         if e:
             base = _log_poly_mul(base, base)
-    out = result + gammaln(n + 1.0) - n * math.log(t)
+    out = result + special.gammaln(n + 1.0) - n * math.log(t)
     out[:2] = 0.0  # E[M^0] = E[M] = 1 exactly
     return np.asarray(out)
 
@@ -107,7 +107,7 @@ def _log_phi(log_v: np.ndarray, sigma: float, z: np.ndarray, log_w: np.ndarray) 
                 res[small] = np.log1p(np.maximum(m, -1.0))
             big = ~small
             if np.any(big):
-                res[big] = logsumexp(-vy[big] + log_w[None, :], axis=1)
+                res[big] = special.logsumexp(-vy[big] + log_w[None, :], axis=1)
             out[lo : lo + 256] = res
     return out
 
@@ -148,7 +148,7 @@ def add_log_moments(sigma: float, t: int, max_order: int, hx: float = 0.1, hz_re
         log_w = -0.5 * z * z - 0.5 * math.log(2.0 * math.pi) + math.log(hz)
         log_phi_t = t * _log_phi(x - math.log(t), sigma, z, log_w)
         body = s[:, None] * x[None, :] + log_phi_t[None, :]
-        acc = np.logaddexp(acc, logsumexp(body, axis=1))
+        acc = np.logaddexp(acc, special.logsumexp(body, axis=1))
         top = body[-1]  # s = s_max: the slowest to decay in x
         peak = max(peak, float(np.max(top)))
         last = float(top[-1])
@@ -164,6 +164,6 @@ def add_log_moments(sigma: float, t: int, max_order: int, hx: float = 0.1, hz_re
     log_int = acc + math.log(hx)
     # tail below x_lo: ∫_0^{e^{x_lo}} u^{s−1} du ≤ e^{s·x_lo}/s (φ ≤ 1)
     log_int = np.logaddexp(log_int, s * x_lo - np.log(s))
-    h = log_int - gammaln(s)
+    h = log_int - special.gammaln(s)
     h = h + QUADRATURE_MARGIN * np.abs(h) + 1e-12
     return np.concatenate(([0.0, 0.0], h))

@@ -72,6 +72,17 @@ _MAX_ORDER = 256
 _CHUNK = 4096
 
 
+def _lse(a: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """log Σ e^a over ``axis`` (all axes for None; −∞ where everything is −∞), in plain numpy:
+    scipy's logsumexp spends ~0.5 ms a call on array-API checks, which dominated this module."""
+    a = np.asarray(a, dtype=np.float64)
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore", over="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return np.asarray(out.reshape(()) if axis is None else np.squeeze(out, axis=axis))
+
+
 def _log_binomial(k: int, q: float) -> np.ndarray:
     j = np.arange(k + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
@@ -93,14 +104,17 @@ class GroupMixture:
         self.lw_all = lw_all
         keep = lw_all >= _DROP
         keep[int(np.argmax(lw_all))] = True
+        keep[1 + int(np.argmax(lw_all[1:]))] = True  # a component that moves (the loss is not constant)
         self.j = np.nonzero(keep)[0].astype(np.float64)
         self.lw = lw_all[keep]
         dropped = lw_all[~keep]
         #: the mass moved to the +∞ outcome (0.0 when nothing is dropped)
-        self.drop = float(np.exp(special.logsumexp(dropped))) if dropped.size else 0.0
+        self.drop = float(np.exp(_lse(dropped))) if dropped.size else 0.0
         #: log w₀ of the kept part (−∞ when the j = 0 component was dropped)
         self.lw0 = float(self.lw[0]) if self.j[0] == 0 else -math.inf
-        self._tab: np.ndarray | None = None
+        self._jp, self._lwp = self.j[self.j > 0], self.lw[self.j > 0]
+        self._tab: list[float] | None = None
+        self._la = self._b = np.zeros(0)
         self._add: dict[int, float] = {}
 
     # ------------------------------------------------------------------ privacy loss
@@ -110,29 +124,37 @@ class GroupMixture:
 
     def loss(self, x: np.ndarray) -> np.ndarray:
         """L(x) = log dP/dQ(x) (of the kept components)."""
-        return np.asarray(special.logsumexp(self._terms(np.asarray(x, dtype=np.float64)), axis=1))
+        return np.asarray(_lse(self._terms(np.asarray(x, dtype=np.float64)), axis=1))
 
-    def _loss_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t = self._terms(x)
+    def _moving_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """G(x) = log Σ_{j≥1} w_j e^{L_j(x)} (= log(e^{L(x)} − w₀)) and G'(x)."""
+        jp, lwp = self._jp, self._lwp
+        t = lwp[None, :] + (2.0 * jp[None, :] * x[:, None] - jp[None, :] ** 2) / (2.0 * self.s2)
         m = t.max(axis=1, keepdims=True)
         e = np.exp(t - m)
         se = e.sum(axis=1)
-        return m[:, 0] + np.log(se), (e @ self.j) / se / self.s2
+        return m[:, 0] + np.log(se), (e @ jp) / se / self.s2
 
     def root(self, target: np.ndarray) -> np.ndarray:
-        """x with L(x) = target (target > log w₀), Newton's method from above."""
+        """x with L(x) = target (target > log w₀), by Newton's method from above on
+        G(x) = log(e^{L(x)} − w₀) = log Σ_{j≥1} w_j e^{L_j(x)}: a log-sum-exp of affine functions
+        (convex, increasing and nearly affine, where L flattens out towards log w₀ and Newton
+        on L itself crawls), with target log(e^target − w₀)."""
         target = np.asarray(target, dtype=np.float64)
-        jm, lwm = float(self.j[-1]), float(self.lw[-1])
-        # L(x) ≥ lw_m + L_m(x): this x has L(x) ≥ target, a start above the root
-        x = (target - lwm) * self.s2 / jm + jm / 2.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tg = target + log1mexp(np.minimum(self.lw0 - target, 0.0)) if self.lw0 > -np.inf else target.copy()
+        jp, lwp = self._jp, self._lwp
+        # G(x) ≥ lw_j + L_j(x) for every j ≥ 1: each x_j below has G(x_j) ≥ target, so their
+        # minimum is a start above the root (and within log k/G' of it)
+        x = np.min((tg[:, None] - lwp[None, :]) * self.s2 / jp[None, :] + jp[None, :] / 2.0, axis=1)
         x = x + 1e-9 * (1.0 + np.abs(x))
-        active = np.ones(x.shape, dtype=bool)
+        active = np.isfinite(x)
         for _ in range(200):
             idx = np.nonzero(active)[0]
             if not idx.size:
                 break
-            ll, d = self._loss_slope(x[idx])
-            step = (ll - target[idx]) / d
+            gg, d = self._moving_slope(x[idx])
+            step = (gg - tg[idx]) / d
             # from above on a convex increasing function the step is ≥ 0 up to rounding
             x[idx] = x[idx] - np.maximum(step, 0.0)
             active[idx] = step > 4e-16 * (1.0 + np.abs(x[idx]))
@@ -160,7 +182,7 @@ class GroupMixture:
         pos = j > 0
         lj = (2.0 * j[pos][None, :] * x[:, None] - j[pos][None, :] ** 2) / (2.0 * self.s2)
         ld = log_delta_gaussian(lj, np.broadcast_to(j[pos] / self.sigma, lj.shape))
-        return np.asarray(special.logsumexp(self.lw[pos][None, :] + ld, axis=1))
+        return np.asarray(_lse(self.lw[pos][None, :] + ld, axis=1))
 
     def log_delta_add(self, eps: np.ndarray) -> np.ndarray:
         """log δ_{Q‖P}(ε) for real ε (array)."""
@@ -173,10 +195,10 @@ class GroupMixture:
             y = self.root(-flat[ii])
             j = self.j
             lj = (2.0 * j[None, :] * y[:, None] - j[None, :] ** 2) / (2.0 * self.s2)
-            ll = special.logsumexp(self.lw[None, :] + lj, axis=1)  # = −ε̃
+            ll = _lse(self.lw[None, :] + lj, axis=1)  # = −ε̃
             pos = j > 0
             ld = log_delta_gaussian(-lj[:, pos], np.broadcast_to(j[pos] / self.sigma, (ii.size, int(pos.sum()))))
-            out[ii] = special.logsumexp(self.lw[pos][None, :] + lj[:, pos] + ld, axis=1) - ll
+            out[ii] = _lse(self.lw[pos][None, :] + lj[:, pos] + ld, axis=1) - ll
         return out.reshape(eps.shape)
 
     def sup_loss_add(self) -> float:
@@ -188,26 +210,25 @@ class GroupMixture:
         """The largest integer order convolved exactly."""
         return int(max(2, min(_MAX_ORDER, math.isqrt(int(2 * _CONV_BUDGET)) // (self.k + 1))))
 
-    def _table(self) -> np.ndarray:
-        """K(n) = log E_Q[(dP/dQ)^n] for n = 0 … max_order (exact, log-space convolution)."""
-        if self._tab is not None:
-            return self._tab
-        n_max = self.max_order()
-        j = np.arange(self.k + 1, dtype=np.float64)
-        la = self.lw_all - j * j / (2.0 * self.s2)
-        tab = np.zeros(n_max + 1)
-        b = la.copy()  # b[s] = log (a^{*n})_s, s = 0 … nk
-        tab[1] = float(special.logsumexp(b + np.arange(b.size) ** 2 / (2.0 * self.s2)))
-        for n in range(2, n_max + 1):
+    def _table(self, n_need: int) -> list[float]:
+        """K(n) = log E_Q[(dP/dQ)^n] for n = 0 … at least ``n_need`` (≤ max_order): exact,
+        a log-space convolution, extended only as far as orders are asked for."""
+        if self._tab is None:
+            j = np.arange(self.k + 1, dtype=np.float64)
+            self._la = self.lw_all - j * j / (2.0 * self.s2)
+            self._b = self._la.copy()  # b[s] = log (a^{*n})_s, s = 0 … nk, for n = len(tab) − 1
+            self._tab = [0.0, 0.0]  # K(0) = 0; K(1) = log E_Q[dP/dQ] = 0 exactly
+        tab, la = self._tab, self._la
+        n_need = min(n_need, self.max_order())
+        while len(tab) <= n_need:
+            b = self._b
             # b ⊛ a in log space, one shifted copy of b per component (no dense matrix)
             out = np.full(b.size + self.k, -np.inf)
             for t in range(self.k + 1):
                 if la[t] > -np.inf:
                     np.logaddexp(out[t:t + b.size], b + la[t], out=out[t:t + b.size])
-            b = out
-            tab[n] = float(special.logsumexp(b + np.arange(b.size) ** 2 / (2.0 * self.s2)))
-        tab[1] = 0.0  # E_Q[dP/dQ] = 1 exactly
-        self._tab = tab
+            self._b = out
+            tab.append(float(_lse(out + np.arange(out.size) ** 2 / (2.0 * self.s2))))
         return tab
 
     def cgf_remove(self, alpha: float) -> float:
@@ -218,8 +239,8 @@ class GroupMixture:
         n_max = self.max_order()
         if alpha > n_max:
             return gauss
-        tab = self._table()
         lo = int(math.floor(alpha))
+        tab = self._table(lo + 1)
         if lo == alpha:
             return min(float(tab[lo]), gauss)
         t = alpha - lo
@@ -241,12 +262,34 @@ class GroupMixture:
         return min((1.0 - t) * k_lo + t * self._add_int(lo + 1), cap)
 
     def _add_int(self, n: int) -> float:
+        """The certified bound at an integer order n, refined only while it matters: not once
+        it is at most 0.5 % above the exact removal direction (the one-step curve is the
+        larger of the two, and the truth is at least the removal value). First the
+        log-concave quadrature on 201 points (cheap; enough where the removal direction is
+        far larger), then the remainder form (:func:`_add_by_remainder`, 2001 then 8001
+        points) where it applies, else the quadrature on 801, 3201, 12801 points until it
+        stops moving (its error falls as h², so a change below 1 % from a 4× finer grid
+        leaves < 0.07 %). Every value is valid; the smallest is kept."""
         hit = self._add.get(n)
         if hit is None:
-            hit = _log_concave_integral(self, float(n), 801)
-            if hit > self.cgf_remove(float(n)):
-                # coarse where both directions are tiny: a finer grid (both are valid bounds)
-                hit = min(hit, _log_concave_integral(self, float(n), 16001))
+            rem = self.cgf_remove(float(n))
+            hit = _log_concave_integral(self, float(n), 201)
+            for points in (2001, 8001):
+                if hit <= rem * 1.005:
+                    break
+                r = _add_by_remainder(self, n - 1, points)
+                if r is None:
+                    break
+                hit = min(hit, r)
+            else:
+                points = 0
+            if points and hit > rem * 1.005:  # the remainder form does not apply here
+                for points in (801, 3201, 12801):
+                    finer = min(hit, _log_concave_integral(self, float(n), points))
+                    moved = hit - finer
+                    hit = finer
+                    if hit <= rem * 1.005 or moved <= 0.01 * abs(hit):
+                        break
             self._add[n] = hit
         return hit
 
@@ -274,7 +317,7 @@ def _log_concave_integral(mix: GroupMixture, alpha: float, points: int) -> float
 
     def psi(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         t = lw[None, :] + (2.0 * j[None, :] * x[:, None] - j[None, :] ** 2) / (2.0 * s2)
-        ll = special.logsumexp(t, axis=1)
+        ll = _lse(t, axis=1)
         p = np.exp(t - ll[:, None])
         return c0 - x * x / (2.0 * s2) + (1.0 - alpha) * ll, -x / s2 + (1.0 - alpha) * (p @ j) / s2
 
@@ -307,7 +350,7 @@ def _log_concave_integral(mix: GroupMixture, alpha: float, points: int) -> float
     parts = [_log_int_exp_line(f0, d0, c - x0), _log_int_exp_line(f1 + d1 * (c - x1), d1, x1 - c),
              # tails: the tangents at the outermost points (slopes > 0 on the left, < 0 on the right)
              np.array([f[0] - math.log(d[0]), f[-1] - math.log(-d[-1])])]
-    return float(special.logsumexp(np.concatenate(parts)))
+    return float(_lse(np.concatenate(parts)))
 
 
 def _log_int_exp_line(f: np.ndarray, d: np.ndarray, h: np.ndarray) -> np.ndarray:
@@ -327,3 +370,85 @@ def _log_int_exp_line(f: np.ndarray, d: np.ndarray, h: np.ndarray) -> np.ndarray
 def mixture(k: int, q: float, sigma: float) -> GroupMixture:
     """The (cached) pair for a person with k examples, sampling rate q ∈ (0, 1), noise σ."""
     return GroupMixture(int(k), float(q), float(sigma))
+
+
+#: the addition direction by the remainder form below applies while m·E_Q[u] stays below this
+_REMAINDER_MAX = 0.5
+
+
+def _add_by_remainder(mix: GroupMixture, m: int, points: int) -> float | None:
+    """An upper bound on log E_Q[(dP/dQ)^{−m}] (the addition direction at order α = m + 1) by
+    its small remainder; None where it does not apply (then the log-concave quadrature does).
+
+    With dP/dQ = w₀(1 + u), u(x) = Σ_{j≥1} (w_j/w₀) e^{L_j(x)} ≥ 0 (increasing and convex in
+    x) and E_Q[u] = (1 − w₀)/w₀ exactly (E_Q e^{L_j} = 1),
+
+        E_Q[(dP/dQ)^{−m}] = w₀^{−m} (1 − m E_Q[u] + R),   R = E_Q[h(u)],  h(u) = (1+u)^{−m} − 1 + m u.
+
+    h is convex, increasing and ≥ 0 on u ≥ 0, so g = h∘u is convex and increasing in x: on each
+    cell of a grid g lies below its chord (∫ φ·chord is exact in Φ and φ), left of the grid
+    below its value at the first point, right of it below m·u (h(u) ≤ m u), whose Gaussian
+    integral is Σ_j (w_j/w₀) Φ̄((x − j)/σ). The leading terms, O(q), are exact in closed form,
+    so only R = O(q²) is integrated: a grid of a few thousand points bounds it within 0.1 %,
+    where bounding the whole integral 1 + O(q²) to that precision needs 10⁴–10⁵ tangents.
+    The result is rounded up (relative 1e-9 on R, absolute 1e-13 on the total).
+    """
+    sig, s2 = mix.sigma, mix.s2
+    lw_all = mix.lw_all
+    lw0 = float(lw_all[0])
+    big_l0 = -lw0  # −log w₀ = −k·log(1 − q) > 0
+    eu = math.expm1(big_l0)  # E_Q[u] = (1 − w₀)/w₀
+    a = m * eu
+    if not (math.isfinite(a) and a <= _REMAINDER_MAX):
+        return None
+    j = np.arange(1, mix.k + 1, dtype=np.float64)
+    lr = lw_all[1:] - lw0  # log(w_j/w₀)
+    fin = np.isfinite(lr)
+    j, lr = j[fin], lr[fin]
+
+    def log_u(x: np.ndarray) -> np.ndarray:
+        return _lse(lr[None, :] + (2.0 * j[None, :] * x[:, None] - j[None, :] ** 2) / (2.0 * s2), axis=1)
+
+    def g_of(x: np.ndarray) -> np.ndarray:
+        u = np.exp(log_u(x))
+        with np.errstate(over="ignore", invalid="ignore"):
+            full = np.expm1(-m * np.log1p(u)) + m * u
+            small = u < 1e-6 / (m + 1.0)
+            # h(u) ≤ m(m+1)u²/2 (h(0) = h'(0) = 0, h'' ≤ m(m+1)): rounding-free where u is tiny
+            return np.where(small, 0.5 * m * (m + 1.0) * u * u, np.maximum(full, 0.0))
+
+    def tail(x: np.ndarray) -> np.ndarray:  # ∫_x^∞ φ_σ · m·u
+        z = (x[:, None] - j[None, :]) / sig
+        return m * np.exp(_lse(lr[None, :] + special.log_ndtr(-z), axis=1))
+
+    def upper(x_lo: float, x_hi: float, n: int) -> float:
+        x = np.linspace(x_lo, x_hi, n)
+        z = x / sig
+        g = g_of(x)
+        za, zb = z[:-1], z[1:]
+        # ΔΦ from the side where it keeps its digits
+        dphi = np.where(za >= 0.0, special.ndtr(-za) - special.ndtr(-zb), special.ndtr(zb) - special.ndtr(za))
+        pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+        m1 = sig * ((pdf[:-1] - pdf[1:]) - za * dphi)  # ∫_cell (x − x_a) φ_σ(x) dx
+        m1 = np.clip(m1, 0.0, (x[1:] - x[:-1]) * dphi)
+        cells = g[:-1] * dphi + (g[1:] - g[:-1]) / (x[1:] - x[:-1]) * m1
+        left = g[0] * float(special.ndtr(z[0]))
+        right = float(tail(np.array([x_hi]))[0])
+        return float(np.sum(np.maximum(cells, 0.0))) + left + right
+
+    x_lo = -12.0 * sig
+    x_top = float(j[-1]) + 14.0 * sig
+    # where u exceeds e^600 the grid stops (the tail bound covers the rest; u increases)
+    cand = np.linspace(x_lo, x_top, 257)
+    over = np.nonzero(log_u(cand) > 600.0)[0]
+    if over.size:
+        x_top = float(cand[max(over[0] - 1, 1)])
+    r1 = upper(x_lo, x_top, 401)
+    cand = np.linspace(x_lo, x_top, 257)
+    ok = np.nonzero(tail(cand) <= 1e-6 * r1)[0]
+    x_hi = float(cand[ok[0]]) if ok.size else x_top
+    r = min(r1, upper(x_lo, max(x_hi, x_lo + sig), points))
+    r = r * (1.0 + 1e-9)
+    if not (math.isfinite(r) and r - a > -1.0):
+        return None
+    return float(m * big_l0 + math.log1p(r - a)) + 1e-13 * (1.0 + m * big_l0)

@@ -22,18 +22,19 @@ S̃/t, plus an outcome only P* charges with mass E(Y − c)₊, is a proper pair
 its two profiles are at least the true ones everywhere, so it dominates the true pair after
 any composition (Blackwell; Dong, Roth & Su 2022, Prop 2.3 and Thm 2.10).
 
-**Lower pair (dominated).** Ŷ on the same lattice with Ŷ ≤cx Y: its call function
-κ ↦ E(Ŷ − κ)₊ is the greatest convex minorant of values below the tangent lines of Y's call
-function at the cell midpoints (piecewise linear with kinks on the lattice, equal to 1 − κ at
-0 and 0 at the top), so E Ŷ = E Y = 1 and Ŝ ≤cx S: the pair (Ŝ/t·Q̂, Q̂) is dominated.
-The error of both is second order in Δ (a variance change of at most Δ²/4 per summand).
+**Lower pair (dominated).** A post-processing of the outputs: each Y_i is reduced to its
+lattice cell index k_i = min(⌊Y_i/Δ⌋, K) and the output is k = Σ k_i. The pair of the laws of
+k under P and Q is dominated by the true pair on any lattice (see :func:`_lower_pair`); under Q
+the k_i are i.i.d., under P one of them is size-biased, so both laws are convolution powers.
+(A convex-order contraction onto the lattice, used before, does not exist once Δ > 1.)
+The error of both pairs is second order in Δ.
 
 **The t-fold law** is computed by binary powering with linear FFT convolutions kept on a
 window {0, …, N−1}; a sum that leaves the window is booked exactly (its probability and first
 moment). In the upper pair such outcomes are split into a P-only and a Q-only outcome (which
 only raises both profiles) — except in the add direction, where they are moved down to the top
-of the window (S smaller: a larger add profile) —; in the lower pair they are merged into one
-outcome (post-processing). Each convolution computes the part of the operands above 10⁻⁹ of
+of the window (S smaller: a larger add profile) —; in the lower pair they are dropped (every profile
+loses a non-negative term). Each convolution computes the part of the operands above 10⁻⁹ of
 their maximum on its own support, so the round-off of the far tails is relative, not absolute.
 
 The two directions use two lattices: the remove direction needs the right tail of S (up to
@@ -57,11 +58,10 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import fft as sfft
-from scipy import special
+from renyi.core._lazy import fft as sfft
+from renyi.core._lazy import special
 
 import renyi.accounting.pld._profiles as _profiles
-from renyi.accounting.pld._grid import _stack_hull
 from renyi.accounting.pld._many import Bucket
 from renyi.accounting.pld._profiles import AtomProfile, Profile
 
@@ -115,48 +115,6 @@ def _spread(Y: _LogNormal, delta: float, K: int) -> tuple[np.ndarray, float]:
     pm[1:] += (m1 - y[:-1] * m0) / delta
     pm[-1] += g[-1]  # Y > KΔ: capped at KΔ
     return np.maximum(pm, 0.0), float(Y.call(np.array([y[-1]]))[0])
-
-
-def _convex_vertices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Vertices of the greatest convex minorant of points that are convex except near the end
-    (the tangent values are convex up to round-off in the far tail): the monotone chain is run
-    only on the shortest suffix that makes the whole chain convex."""
-    n = x.size
-    s = np.diff(y) / np.diff(x)
-    bad = np.nonzero(np.diff(s) < 0)[0] + 1
-    if bad.size == 0:
-        return np.arange(n)
-    a = max(int(bad.min()) - 2, 0)
-    while True:
-        tail = _stack_hull(x, y, np.arange(a, n))
-        if a == 0:
-            return tail
-        v = np.concatenate([np.arange(a), tail])
-        sv = np.diff(y[v]) / np.diff(x[v])
-        if np.all(np.diff(sv) >= 0):
-            return v
-        a = max(0, n - 2 * (n - a))
-
-
-def _contract(Y: _LogNormal, delta: float, K: int) -> np.ndarray:
-    """The law of Ŷ ≤cx Y on {0, …, K}Δ (see the module docstring)."""
-    y = np.arange(K + 1) * delta
-    m = y[:-1] + 0.5 * delta
-    cm, gm = Y.call(m), Y.sf(m)
-    # tangent of the call function at each midpoint, at the cell's two ends (lowered by a
-    # round-off allowance: the values are differences of numbers ≤ 1)
-    slack = 4e-16
-    left = cm + 0.5 * delta * gm - slack
-    right = cm - 0.5 * delta * gm - slack
-    L = np.empty(K + 1)
-    L[1:-1] = np.minimum(right[:-1], left[1:])
-    L = np.maximum(L, np.maximum(1.0 - y, 0.0))  # 1 − κ and 0 are below the call function too
-    L[0], L[-1] = 1.0, 0.0
-    v = _convex_vertices(y, L)
-    s = np.concatenate([[-1.0], np.diff(L[v]) / np.diff(y[v]), [0.0]])
-    pm = np.zeros(K + 1)
-    pm[v] = np.maximum(np.diff(s), 0.0)
-    return pm
 
 
 def _dot(x: np.ndarray, y: np.ndarray) -> float:
@@ -282,6 +240,11 @@ def _power(pm: np.ndarray, t: int, N: int) -> _Law:
 def _atoms(s: np.ndarray, q: np.ndarray, t: int, p_only: float, q_only: float, remove: bool) -> AtomProfile:
     """The pair with Q-masses q at S = s (dP/dQ = s/t) and the two one-sided outcomes, as the
     engine's finite pair (remove: (P, Q); add: the reversed pair (Q, P))."""
+    # S = 0 (dP/dQ = 0): an outcome only Q charges. It adds nothing to the remove profile but
+    # is an infinite loss of the reversed pair (add): booked as Q-only, never dropped (on a
+    # lattice too coarse for P(S = 0) to be negligible, dropping it put the add profile below
+    # the truth; regression: tests/test_allocation_pld.py::test_two_steps_against_mpmath)
+    q_only = float(q_only) + float(q[(s <= 0) & (q > 0)].sum())
     keep = (q > 0) & (s > 0)
     s, q = s[keep], q[keep]
     p = q * (s / t)
@@ -408,7 +371,15 @@ def allocation_profiles(mu: float, t: int, max_points: int = MAX_POINTS
     # P(Ỹ = 0)^t (an infinite loss) is below e^{−40}
     p0 = math.exp(-40.0 / t)
     fine = math.exp(-Y.a + mu * float(special.ndtri(min(p0, 0.5))))
-    delta, N = _lattice(bulk, min(_REL_SPACING * sd, fine), max_points)
+    spacing = min(_REL_SPACING * sd, fine)
+    W = bulk
+    if W / spacing > max_points:
+        # the spacing that keeps P(S̃ = 0) negligible does not fit: narrow the window instead
+        # (any top W is valid; W ≥ t keeps the profile exact at every ε ≥ 0, where only
+        # S < t matters; a coarser spacing would book P(Ỹ = 0)^t at an infinite loss: at
+        # σ = 0.5, t = 2 that was 8e-8, an infinite ε at δ = 1e-10)
+        W = max(max_points * spacing, 1.5 * t)
+    delta, N = _lattice(W, spacing, max_points)
     pm, _ = _spread(Y, delta, N)
     S = _power(pm, t, N)
     s = np.append((S.off + np.arange(S.arr.size)) * delta, N * delta)
@@ -421,15 +392,50 @@ def allocation_profiles(mu: float, t: int, max_points: int = MAX_POINTS
 
 
 def _lower_pair(Y: _LogNormal, delta: float, K: int, N: int, t: int, remove: bool) -> AtomProfile:
-    """The lower pair: Ŝ = t-fold sum of the contracted Ŷ, every outcome that left the window
-    merged into one (post-processing)."""
-    S = _power(_contract(Y, delta, K), t, N)
-    s = (S.off + np.arange(S.arr.size)) * delta
-    q = S.arr
-    e0, e1 = S.over[0] + S.cut[0], S.over[1] + S.cut[1]
-    if e0 > 0 and e1 > 0:
-        s, q = np.append(s, e1 * delta / e0), np.append(q, e0)
-    return _atoms(s, q, t, 0.0, 0.0, remove)
+    """The lower pair: the law of a post-processing of the t outputs under P and under Q.
+
+    Each Y_i is reduced to its cell index k_i = min(⌊Y_i/Δ⌋, K) (cells [jΔ, (j+1)Δ), the last
+    one [KΔ, ∞)) and the output is their sum k = Σ k_i. That is a function of the outputs, so
+    the pair of its laws is dominated by the true pair (post-processing), on any lattice, however
+    coarse. Under Q the k_i are independent with P(k_i = j) = P(Y ∈ cell j); under P (one
+    coordinate, by symmetry the first, is shifted) the first one is size-biased,
+    P(k_1 = j) = E[Y; Y ∈ cell j]. So Q̂ = q^{∗t} and P̂ = q′ ∗ q^{∗(t−1)}, and the loss at k is
+    log P̂(k)/Q̂(k). Sums that leave the window {0, …, N−1} are dropped: removing an outcome
+    from both laws removes a non-negative term of every profile, before and after composition,
+    so the result stays a lower bound in both neighbouring directions.
+
+    (The earlier construction contracted each Y_i onto the lattice in convex order; no lattice
+    variable with mean 1 is ≤cx Y once Δ > 1 — its call function is linear on [0, Δ] and starts
+    at 1 with slope above −1 — so on coarse lattices (σ = 0.5: Δ ≈ 17 on 2²⁰ points) that
+    "lower" pair was above the truth.)
+
+    As a guard against round-off in the far tails, the loss at k is kept inside the range the
+    statistic allows: S ≥ kΔ always, and S < (k + t)Δ while no summand can be in the last cell
+    (k < K); each direction is clamped only on the side that lowers its profile.
+    """
+    y = np.arange(K + 1) * delta
+    g, h = Y.sf(y), Y.partial(y)
+    g[0] = h[0] = 1.0
+    q1 = np.maximum(np.append(g[:-1] - g[1:], g[-1]), 0.0)  # P_Q(k_i = j)
+    p1 = np.maximum(np.append(h[:-1] - h[1:], h[-1]), 0.0)  # P_P(k_1 = j), size-biased
+    R = _power(q1, t - 1, N)
+    n = max(N - R.off, 1)
+    qa = _conv(R.arr, q1)[:n]
+    pa = _conv(R.arr, p1)[:n]
+    k = R.off + np.arange(qa.size, dtype=np.float64)
+    keep = (qa > 0) & (pa > 0)
+    k, qa, pa = k[keep], qa[keep], pa[keep]
+    z = np.log(pa) - np.log(qa)
+    with np.errstate(divide="ignore"):
+        z_lo = np.log(k * delta / t)
+    z_hi = np.where(k < K, np.log((k + t) * delta / t), np.inf)
+    if remove:
+        # (z, P̂): a smaller loss at the same P-mass lowers the profile
+        z = np.minimum(z, z_hi)
+        return _FastAtoms(z, pa, 0.0, -z, pa * np.exp(-z), 0.0)
+    # reversed pair (Q̂, P̂): its loss −z, lowered by raising z
+    z = np.maximum(z, z_lo)
+    return _FastAtoms(-z, qa, 0.0, z, qa * np.exp(z), 0.0)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -361,3 +361,16 @@ def test_the_reported_case_overlaps_on_large_lattices() -> None:
     for epochs in (1, 2):
         b = [epsilon_bounds([(shift_item(2.0, 469, 2**n), epochs)], 1e-5, fallback=False) for n in (18, 20)]
         assert max(x[0] for x in b) <= min(x[1] for x in b), (epochs, b)
+
+
+def test_booked_tail_is_no_certified_infinite_lower_end() -> None:
+    """Regression: below δ ≈ the upper pair's booked tail (P-only mass) the PLD route said the
+    lower end was ∞, a false certificate (the true ε is finite: the RDP route bounds it)."""
+    m = RandomAllocation(Gaussian(1.0), steps=10)
+    c = renyi.routes.best_epsilon(m, 1e-14, "pld")
+    rdp = renyi.routes.best_epsilon(m, 1e-14, "rdp").value
+    assert c.lower is None or c.lower <= rdp
+    from renyi.accounting.pld.distribution import delta_bounds
+
+    lo, up = delta_bounds([(m, 1)], 40.0)
+    assert lo == 0.0 and up < 1e-12  # no finite loss reaches 40; the bound is the booked tail

@@ -546,7 +546,13 @@ class RouteResult:
 def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteResult]:
     it = items(obj)
     out: list[RouteResult] = []
-    for r in ROUTES:
+    order = ROUTES
+    if stop_at_exact:
+        # For the minimum the numerical PLD route goes last: when a cheap route already gives
+        # 0 no valid bound is smaller, and the PLD grid is not built at all (σ = 1e150 over 2⁶²
+        # steps ran for minutes). The results keep the display order (ties: the first route).
+        order = tuple(r for r in ROUTES if r is not PLD) + (PLD,)
+    for r in order:
         if which == "delta" and r.delta_fn is None:
             out.append(RouteResult(r, None, "gives ε at a δ, not δ at an ε"))
             continue
@@ -556,9 +562,10 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
             out.append(RouteResult(r, None, str(exc)))
             continue
         out.append(RouteResult(r, c))
-        if stop_at_exact and r.exact and math.isfinite(c.value):
-            break  # the true value: no valid bound is smaller
-    return out
+        if stop_at_exact and ((r.exact and math.isfinite(c.value)) or c.value == 0.0):
+            break  # the true value (or 0): no valid bound is smaller
+    rank = {r.name: i for i, r in enumerate(ROUTES)}
+    return sorted(out, key=lambda res: rank[res.route.name])
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:

@@ -124,7 +124,7 @@ class RenyiAccountant(IAccountant):
         self.accountant: Any = None
 
     def declare_plan(self, budget: Any = None, plan: Any = None, *, ledger: Any = None,
-                     plan_delta: float | None = None) -> Any:
+                     plan_delta: float | None = None, plan_reserve: int | None = None) -> Any:
         """Declare the training schedule as a plan, billed at its PLD ε against ``budget``.
 
         With no arguments after ``make_private_with_epsilon``: the schedule it calibrated
@@ -137,6 +137,8 @@ class RenyiAccountant(IAccountant):
             plan: any plan :class:`renyi.Accountant` takes (default: the calibrated schedule).
             ledger: where to record the steps (a path, a :class:`renyi.ledger.Ledger` or None).
             plan_delta: as in :class:`renyi.Accountant`.
+            plan_reserve: as in :class:`renyi.Accountant`: on a ledger file, record the steps of
+                the plan ahead in blocks of up to this many (one fsync per block, not per step).
 
         Returns:
             The :class:`renyi.Accountant`.
@@ -164,7 +166,7 @@ class RenyiAccountant(IAccountant):
                 plan = dpsgd.plan(sigma, q, steps=steps)
             if budget is None:
                 budget = ApproxDP(eps, delta)
-        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta)
+        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta, plan_reserve=plan_reserve)
         return self.accountant
 
     def attach(self, sampler: Any) -> None:

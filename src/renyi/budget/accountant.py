@@ -309,21 +309,40 @@ class _Fold:
         return f.admits(self.base.plus(self.unit, want, self.last_id + 1, self.rows + 1))
 
     def _largest(self, f: _Filter) -> int:
-        """The largest run count ≤ _FOLD_MAX that ``f`` admits on this base (count − 1 if none)."""
+        """The largest run count ≤ _FOLD_MAX that ``f`` admits on this base (count − 1 if none).
+
+        Every candidate is decided by ``f.admits`` on the exact totals; the filter's floating
+        point guess (:meth:`_Filter.guess`) only says where to start looking, so a wrong guess
+        costs evaluations, never a wrong answer. From the guess: gallop up while admitted, or
+        down while refused, then bisect (lo admitted, hi refused)."""
         def ok(k: int) -> bool:
             return f.admits(self.base.plus(self.unit, k, self.last_id + 1, self.rows + 1))
 
-        lo = self.count  # may itself be refused (e.g. others' spends over the budget)
-        if not ok(lo + 1):
-            return lo if ok(lo) else lo - 1
-        lo, step = lo + 1, 1
-        while True:  # gallop, then bisect: lo admitted, hi refused
-            hi = min(lo + step, _FOLD_MAX)
-            if not ok(hi):
-                break
-            if hi == _FOLD_MAX:
-                return _FOLD_MAX
-            lo, step = hi, step * 2
+        low = self.count  # may itself be refused (e.g. others' spends over the budget)
+        est = f.guess(self.base, self.unit)
+        g = low + 1
+        if est is not None and est == est:
+            g = int(min(max(est, float(low)), float(_FOLD_MAX)))
+        if ok(g):
+            lo, step = g, 1
+            while True:
+                if lo >= _FOLD_MAX:
+                    return _FOLD_MAX
+                hi = min(lo + step, _FOLD_MAX)
+                if not ok(hi):
+                    break
+                lo, step = hi, step * 2
+        else:
+            hi, step = g, 1
+            while True:
+                lo = max(hi - step, low)
+                if lo == hi:  # g == low, refused
+                    return low - 1
+                if ok(lo):
+                    break
+                if lo == low:
+                    return low - 1
+                hi, step = lo, step * 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if ok(mid):
@@ -450,11 +469,29 @@ class _Filter:
     def admits(self, t: _Totals) -> bool:
         return True
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        """About the largest count of ``u`` these totals can add and stay admitted (floating
+        point, a starting point for :meth:`_Fold._largest`, which decides exactly), or None."""
+        return None
+
     def remaining(self, t: _Totals) -> Guarantee | None:
         return None
 
     def describe(self) -> str:
         return "no budget: every spend is recorded"
+
+
+def _room(slack: float, per: float) -> float:
+    """How many units of ``per`` fit in ``slack`` (floating point; ∞ when a unit costs nothing)."""
+    if per > 0.0:
+        return slack / per
+    return math.inf if slack >= 0.0 else -math.inf
+
+
+def _rooms(slack: np.ndarray, per: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.where(per > 0.0, slack / np.where(per > 0.0, per, 1.0), np.where(slack >= 0.0, math.inf, -math.inf))
+    return np.where(np.isnan(out), -math.inf, out)
 
 
 def _wrong_kind(u: Any, budget: str, why: str) -> ConversionError:
@@ -475,6 +512,9 @@ class _PureFilter(_Filter):
 
     def admits(self, t: _Totals) -> bool:
         return t.eps_inf <= self.eps
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return _room(self.eps - t.eps_inf, u.eps_inf)
 
     def remaining(self, t: _Totals) -> Guarantee:
         return PureDP(max(0.0, self.eps - t.eps_inf))
@@ -506,6 +546,11 @@ class _ZCDPFilter(_Filter):
         return (t.rho is not None and t.rho <= self.rho and t.xi <= self.xi  # type: ignore[operator]
                 and t.delta <= self.delta)
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        if t.rho is None or t.xi is None or u.rho is None or u.xi is None:
+            return None
+        return min(_room(self.rho - t.rho, u.rho), _room(self.xi - t.xi, u.xi), _room(self.delta - t.delta, u.delta))
+
     def remaining(self, t: _Totals) -> Guarantee:
         rho = max(0.0, self.rho - (t.rho or 0.0))
         xi = max(0.0, self.xi - (t.xi or 0.0))
@@ -534,6 +579,11 @@ class _GDPFilter(_Filter):
     def admits(self, t: _Totals) -> bool:
         return t.mu2 is not None and t.mu2 <= self.mu2
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        if t.mu2 is None or u.mu is None:
+            return None
+        return _room(self.mu2 - t.mu2, u.mu * u.mu)
+
     def remaining(self, t: _Totals) -> Guarantee:
         return GDP(math.sqrt(max(0.0, self.mu2 - (t.mu2 or 0.0))))
 
@@ -556,6 +606,9 @@ class _RDPFilter(_Filter):
 
     def admits(self, t: _Totals) -> bool:
         return bool(np.all(t.rdp <= self.bound))
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return float(np.min(_rooms(self.bound - t.rdp, u.rdp), initial=math.inf))
 
     def remaining(self, t: _Totals) -> Guarantee:
         finite = np.isfinite(self.bound)
@@ -610,6 +663,10 @@ class _ApproxDPFilter(_Filter):
         if t.delta > self.approx_delta:
             return False
         return bool(np.any(t.rdp[self.idx] <= self.bound))
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        k = float(np.max(_rooms(self.bound - t.rdp[self.idx], u.rdp[self.idx]), initial=-math.inf))
+        return min(k, _room(self.approx_delta - t.delta, u.delta))
 
     def spent_epsilon(self, t: _Totals) -> float:
         """The smallest ε' whose filter (same δ split and orders) admits these totals."""
@@ -667,6 +724,9 @@ class _PlanFilter(_Filter):
         if self.inner is None:
             return t.spends == 0
         return self.inner.admits(t)
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return None if self.inner is None else self.inner.guess(t, u)
 
     def spent_epsilon(self, t: _Totals) -> float:
         """ε_P plus the smallest ε' whose off-plan filter admits these (off-plan) totals."""
@@ -1564,6 +1624,9 @@ class Accountant:
         with self._lock:
             self.refresh()
             if self._spec is not None:
+                blk = self._block
+                if k == 1 and blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+                    return True  # a step recorded ahead (plan_reserve) is waiting for it
                 if self._plan_decision(unit, mech, k, self._plan_key(unit, mech)) is not None:
                     return True
                 return self._offf.admits(self._filter, unit, k)

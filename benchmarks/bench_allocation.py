@@ -134,6 +134,38 @@ def table2(epochs: list[int]) -> dict[str, list[float]]:
     return out
 
 
+GRID_SIGMAS = (0.5, 0.8, 1.0, 2.0)
+GRID_TS = (2, 10, 100, 1000)
+GRID_DELTAS = (1e-3, 1e-5, 1e-10)
+GRID_EPOCHS = 5
+
+
+def table3() -> None:
+    """Tightness grid: renyi's certified bracket for one epoch (every δ) and for
+    ``GRID_EPOCHS`` epochs (δ = 1e-5), its relative width, and the Poisson ε at rate 1/t over
+    the same number of steps (the PLD route's upper end): random allocation should cost less."""
+    from renyi import Gaussian, PoissonSubsampled, RandomAllocation, routes
+
+    print(f"\nTable 3: tightness, k = 1 (bracket width = (upper − lower)/lower; "
+          f"ratio = allocation upper / Poisson upper)")
+    head = (f"{'σ':>4} {'t':>5} {'E':>2} {'δ':>6} | {'lower':>9} {'upper':>9} {'width':>8} | "
+            f"{'Poisson':>9} {'ratio':>6} | {'s':>6}")
+    print(head)
+    print("-" * len(head))
+    for sigma in GRID_SIGMAS:
+        for t in GRID_TS:
+            for e, delta in [(1, d) for d in GRID_DELTAS] + [(GRID_EPOCHS, 1e-5)]:
+                t0 = time.perf_counter()
+                m = RandomAllocation(Gaussian(sigma), steps=t)
+                c = routes.best_epsilon(m if e == 1 else m.compose(e), delta, "pld")
+                pois = routes.best_epsilon(PoissonSubsampled(Gaussian(sigma), 1.0 / t).compose(t * e), delta,
+                                           "pld").value
+                lo = float(c.lower) if c.lower is not None else math.nan
+                up = float(c.value)
+                print(f"{sigma:>4} {t:>5} {e:>2} {delta:>6.0e} | {lo:>9.5f} {up:>9.5f} {(up - lo) / lo:>8.2%} | "
+                      f"{pois:>9.5f} {up / pois:>6.3f} | {time.perf_counter() - t0:>6.1f}", flush=True)
+
+
 def plot(path: str, epochs: list[int], res: dict[str, list[float]]) -> None:
     import matplotlib
 
@@ -161,11 +193,15 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="three cases only")
     ap.add_argument("--no-peer", action="store_true", help="skip PLD_accounting")
     ap.add_argument("--peer-timeout", type=float, default=600.0)
+    ap.add_argument("--grid", action="store_true", help="the tightness grid only (table 3)")
     ap.add_argument("--plot", metavar="PNG", help="draw ε against epochs (table 2) to this file")
     args = ap.parse_args()
     epochs = [1, 2, 5, 10, 20]
     if args.plot:
         plot(args.plot, epochs, table2(epochs))
+        return
+    if args.grid:
+        table3()
         return
     table1(QUICK if args.quick else CASES, args.peer_timeout, not args.no_peer)
     table2(epochs)

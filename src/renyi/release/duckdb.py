@@ -2,18 +2,18 @@
 
 DuckDB reads CSV and Parquet files (and tables of DuckDB files) in place and runs the
 aggregation out of core: joins, windows and aggregates spill to a temporary directory when
-the table does not fit in memory. The statements are plain SQL built by the functions below
-(:meth:`DuckDBEngine.sql` returns them), so a backend for another SQL engine is one more
-module of the same shape.
+the table does not fit in memory. The statements are those of :mod:`renyi.release.sql` in the
+DuckDB dialect (:meth:`DuckDBEngine.sql` returns them); this module only opens the source and
+runs them (:class:`~renyi.release.engine.SQLEngine`).
 
 How the contract of :mod:`renyi.release.engine` is met:
 
-* the random choice of rows per individual keeps each one's m rows of smallest
-  ``hash(salt, unit, <the row's values>)`` (what ``row_number() OVER (PARTITION BY unit ORDER
-  BY hash(...)) <= m`` keeps; see :func:`kept_sql`). The ordering of one individual's rows
-  depends on nothing but those rows and the salt, so adding or removing an individual never
-  changes which rows another keeps (identical rows tie, and any choice among them gives the
-  same aggregates);
+* the random choice of rows per individual keeps each one's m first rows in the order of a
+  salted md5 hash of the row (:func:`renyi.release.sql.row_hash`, portable between engines),
+  then of its values (what ``row_number() OVER (PARTITION BY unit ORDER BY …) <= m`` keeps; see
+  :func:`renyi.release.sql.kept_select`). The ordering of one individual's rows depends on
+  nothing but those rows and the salt, so adding or removing an individual never changes which
+  rows another keeps (identical rows tie, and any choice among them gives the same aggregates);
 * groups and rows per group are chosen the same way after a join with the public key list;
 * values are clamped with ``least/greatest``, divided by the granularity and rounded to
   integers before summing, exactly as the plan's per-row bound assumes.
@@ -29,26 +29,26 @@ from typing import Any
 import numpy as np
 
 from renyi.core.errors import DomainError
-from renyi.release.engine import Aggregates, Column, as_int64
-from renyi.release.plan import Plan, QueryPlan, derive_sensitivity
+from renyi.release.engine import Column, SQLEngine, first_line, redacted
+from renyi.release.plan import Plan, QueryPlan
 from renyi.release.spec import DataSpec, SpecError
+from renyi.release.sql import DUCKDB, KEPT, kept_column, kept_select, query_select
 
-__all__ = ["DuckDBEngine", "quote_ident", "quote_literal"]
+__all__ = ["DuckDBEngine", "quote_ident", "quote_literal", "kept_column", "kept_sql", "query_sql", "source_sql"]
 
-_KEPT = "__renyi_kept"
-_UNIT = "__renyi_unit"
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
             "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+_FLOATING = ("FLOAT", "DOUBLE", "REAL")
 
 
 def quote_ident(name: str) -> str:
     """A SQL identifier in double quotes (embedded quotes doubled)."""
-    return '"' + name.replace('"', '""') + '"'
+    return DUCKDB.ident(name)
 
 
 def quote_literal(text: str) -> str:
     """A SQL string literal in single quotes (embedded quotes doubled)."""
-    return "'" + text.replace("'", "''") + "'"
+    return DUCKDB.literal(text)
 
 
 def _import_duckdb() -> Any:
@@ -63,163 +63,37 @@ def source_sql(data: DataSpec) -> str:
     """The table expression of the source (a file read in place)."""
     lit = quote_literal(data.source)
     if data.format == "csv":
-        return f"read_csv({lit}, header = true, auto_detect = true)"
+        opts = [f"header = {'true' if data.header else 'false'}", "auto_detect = true"]
+        if data.null_strings is not None:
+            opts.append("nullstr = [" + ", ".join(quote_literal(x) for x in data.null_strings) + "]")
+        if data.delimiter is not None:
+            opts.append(f"delim = {quote_literal(data.delimiter)}")
+        if data.columns is not None:
+            opts.append("names = [" + ", ".join(quote_literal(x) for x in data.columns) + "]")
+        return f"read_csv({lit}, {', '.join(opts)})"
     if data.format == "parquet":
         return f"read_parquet({lit})"
     assert data.table is not None
     return f"__renyi_src.{quote_ident(data.table)}"
 
 
-def _needed(plan: Plan) -> list[str]:
-    cols: list[str] = []
-    for qp in plan.queries:
-        q = qp.query
-        for c in (*q.by, *([q.column] if q.column else [])):
-            if c not in cols:
-                cols.append(c)
-    return cols
-
-
-def kept_column(plan: Plan, column: str) -> str:
-    """The name of a data column in the table of kept rows.
-
-    Every column of that table has a generated name (``__renyi_unit``, ``__renyi_c0``,
-    ``__renyi_c1``, ... by position in :func:`_needed`), never the data's own: the SQL then also
-    uses generated names for its helper columns (hashes, counts, row numbers), and no data
-    column name can equal one of them. A data column named ``__renyi_rn`` once replaced the
-    row number and switched the row bound off; one named ``__renyi_unit`` grouped by the unit.
-    """
-    return f"__renyi_c{_needed(plan).index(column)}"
-
-
-#: the largest m for which over-contributors are pre-cut by a top-m aggregate (see kept_sql)
-_TOPK_LIMIT = 64
-
-
-def kept_sql(plan: Plan, salt: int) -> str:
-    """Keep at most ``max_rows_per_unit`` rows per individual (salted-hash random choice).
-
-    The rows kept are each individual's m rows with the smallest salted hash h, exactly what
-    ``row_number() OVER (PARTITION BY unit ORDER BY h) <= m`` keeps. Individuals with at most
-    m rows keep all of them without any sort; only the over-contributing individuals go through
-    the window. For a small m, their rows are first cut to those at or below the m-th smallest
-    hash (``min(h, m)``, a grouped aggregate), so the window sorts about m rows per individual.
-    That aggregate holds m hashes per group in memory and cannot spill, so it is used only for
-    m ≤ ``_TOPK_LIMIT`` and only over the over-contributors (with m = 1000 over every one of
-    200 000 individuals it took 17 GB).
-    """
-    d = plan.spec.data
-    m = int(d.max_rows_per_unit)
-    cols = [quote_ident(c) for c in _needed(plan)]
-    # only generated names leave the source (see kept_column): the data's names never meet ours
-    proj = ", ".join([f"{quote_ident(d.privacy_unit)} AS {_UNIT}",
-                      *(f"{c} AS __renyi_c{j}" for j, c in enumerate(cols))])
-    hashed = ", ".join([quote_ident(d.privacy_unit), *cols])
-    if m <= _TOPK_LIMIT:
-        cut = (f"t AS (SELECT {_UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {_UNIT}), "
-               f"c AS (SELECT o.* FROM o JOIN t USING ({_UNIT}) WHERE o.__renyi_h <= t.__renyi_hs[-1]) ")
-    else:
-        cut = "c AS (SELECT * FROM o) "
-    return (
-        f"CREATE OR REPLACE TEMP TABLE {_KEPT} AS "
-        f"WITH s AS (SELECT {proj}, hash({salt}::UBIGINT, {hashed}) AS __renyi_h FROM {source_sql(d)}), "
-        f"n AS (SELECT {_UNIT}, count(*) AS __renyi_n FROM s GROUP BY {_UNIT}), "
-        f"o AS (SELECT s.* FROM s JOIN n USING ({_UNIT}) WHERE n.__renyi_n > {m}), "
-        f"{cut}"
-        f"SELECT s.* EXCLUDE (__renyi_h) FROM s JOIN n USING ({_UNIT}) WHERE n.__renyi_n <= {m} "
-        f"UNION ALL "
-        f"SELECT * EXCLUDE (__renyi_h, __renyi_rn) FROM ("
-        f"SELECT c.*, row_number() OVER (PARTITION BY {_UNIT} ORDER BY __renyi_h) AS __renyi_rn "
-        f"FROM c) WHERE __renyi_rn <= {m}"
-    )
+def kept_sql(plan: Plan, salt: int, floating: frozenset[str] = frozenset()) -> str:
+    """The statement that keeps at most ``max_rows_per_unit`` rows per individual, as the temporary
+    table ``__renyi_kept`` (:func:`renyi.release.sql.kept_select` in the DuckDB dialect)."""
+    return f"CREATE OR REPLACE TEMP TABLE {KEPT} AS " + kept_select(plan, salt, source_sql(plan.spec.data), DUCKDB,
+                                                                     floating)
 
 
 def keys_table(i: int) -> str:
     return f"__renyi_keys_{i}"
 
 
-def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
-    """The bin index of a value: bin i is [eᵢ, eᵢ₊₁) (the last one closed); values outside go
-    to the end bins."""
-    x = f"CAST(t.{col} AS DOUBLE)"
-    k = len(edges) - 1
-    whens = " ".join(f"WHEN {x} < {float(e)!r} THEN {i}" for i, e in enumerate(edges[1:-1]))
-    return f"CASE {whens} ELSE {k - 1} END" if k > 1 else "0"
+def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int, floating: frozenset[str] = frozenset()) -> str:
+    """Exact per-group aggregates of one query (:func:`renyi.release.sql.query_select`)."""
+    return query_select(qp, plan, salt, DUCKDB, KEPT, keys_table(i), floating)
 
 
-def query_sql(i: int, qp: QueryPlan, plan: Plan, salt: int) -> str:
-    """Exact per-group aggregates of one query, by key index (see :mod:`renyi.release.engine`).
-
-    Columns: ``idx`` (the key index; for a histogram key index × bins + bin), ``n`` (rows),
-    ``s`` (Σv of the clamped values rounded to the granularity), ``s2`` (Σ(v − c)² for a
-    variance or std, c its centre) and ``d`` (distinct values, for count_distinct).
-    """
-    q = qp.query
-    m = plan.spec.data.max_rows_per_unit
-    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
-    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS VARCHAR) = k.k{j}" for j, c in enumerate(q.by))
-    join = f"JOIN {keys_table(i)} k ON {on}" if q.by else f"CROSS JOIN {keys_table(i)} k"
-    extra = ""
-    if q.column is not None and q.bounds is not None:
-        col = kept_column(plan, q.column)
-        lo, hi = (repr(float(b)) for b in q.bounds)
-        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
-        v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
-             "AS BIGINT)")
-        where = f"WHERE t.{col} IS NOT NULL"
-    elif q.column is not None:
-        col = kept_column(plan, q.column)
-        v, where = "0", f"WHERE t.{col} IS NOT NULL"
-        if q.type == "count_distinct":
-            extra = f", t.{col} AS d"
-        else:
-            assert q.bins is not None
-            extra = f", {_bin_sql(col, q.bins)} AS b"
-    else:
-        v, where = "0", ""
-    filters = []
-    windows = []
-    if sens.groups < min(m, q.cells):
-        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT} ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx), idx) "
-                       "AS gr")
-        filters.append(f"gr <= {sens.groups}")
-    if sens.rows_per_group < m:
-        # the order depends on the row's own content (the value that is aggregated), so ties
-        # are between rows that aggregate alike and any choice among them gives the same result
-        w = {"count_distinct": "d", "histogram": "b"}.get(q.type, "v")
-        windows.append(f"row_number() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, {w}), "
-                       f"{w}) AS rr")
-        filters.append(f"rr <= {sens.rows_per_group}")
-    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
-            and q.max_distinct_per_unit < sens.rows_per_group:
-        # each individual keeps the rows of at most k of its values per group (a salted-hash
-        # choice of values, so it depends on that individual's rows only)
-        windows.append(f"dense_rank() OVER (PARTITION BY {_UNIT}, idx ORDER BY hash({salt}::UBIGINT, {_UNIT}, idx, "
-                       "d), d) AS dr")
-        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
-    inner = f"SELECT k.__renyi_idx AS idx, t.{_UNIT}, {v} AS v{extra} FROM {_KEPT} t {join} {where}"
-    if windows:
-        keep = "idx, v" + (", d" if q.type == "count_distinct" else ", b" if q.type == "histogram" else "")
-        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner})"
-    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
-    if q.type == "histogram":
-        assert q.bins is not None
-        nb = len(q.bins) - 1
-        return (f"SELECT idx * {nb} + b AS idx, n FROM (SELECT idx, b, count(*) AS n FROM ({inner}) {cond} "
-                "GROUP BY idx, b)")
-    if q.type == "count_distinct":
-        return f"SELECT idx, count(*) AS n, count(DISTINCT d) AS d FROM ({inner}) {cond} GROUP BY idx"
-    s2 = ""
-    if q.type in ("variance", "std"):
-        c = next(x.centre for x in qp.measurements if x.kind == "sum2")
-        # (v − c)² ≤ 2^52 by the spec's check; the sum is exact (HUGEINT) and the cast to
-        # BIGINT fails loudly, before anything is spent, if it does not fit
-        s2 = f", CAST(coalesce(sum(CAST((v - {int(c)}) * (v - {int(c)}) AS HUGEINT)), 0) AS BIGINT) AS s2"
-    return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s{s2} "
-            f"FROM ({inner}) {cond} GROUP BY idx")
-
-
-class DuckDBEngine:
+class DuckDBEngine(SQLEngine):
     """Runs a plan with an embedded DuckDB.
 
     Args:
@@ -241,6 +115,8 @@ class DuckDBEngine:
             raise SpecError(f"data: source {data.source}: no such file", name="source", value=data.source)
         duckdb = _import_duckdb()
         self._data = data
+        self.where = data.source
+        self.errors = (duckdb.Error,)
         self._tmp = tempfile.mkdtemp(prefix="renyi-duckdb-")
         self._con = duckdb.connect(":memory:")
         try:
@@ -259,13 +135,12 @@ class DuckDBEngine:
                 self._con.execute("SET enable_external_access = false")
         except Exception as e:
             self.close()
-            raise SpecError(f"data: cannot open {data.source}: {_first_line(e)}", name="source") from None
+            raise SpecError(f"data: cannot open {data.source}: {first_line(e)}", name="source") from None
+
+    dialect = DUCKDB
 
     def __enter__(self) -> DuckDBEngine:
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the connection and remove the spill directory."""
@@ -275,77 +150,45 @@ class DuckDBEngine:
             self._con = None
         shutil.rmtree(getattr(self, "_tmp", ""), ignore_errors=True)
 
+    def source(self) -> str:
+        """The table expression of the source (a file read in place)."""
+        return source_sql(self._data)
+
     def columns(self) -> dict[str, Column]:
         """The source's columns (reads the schema, not the rows)."""
+        cached = getattr(self, "_columns", None)
+        if cached is not None:
+            return dict(cached)
         try:
             rows = self._con.execute(f"DESCRIBE SELECT * FROM {source_sql(self._data)}").fetchall()
         except Exception as e:
-            raise SpecError(f"data: cannot read {self._data.source}: {_redacted(e)}", name="source") from None
+            raise SpecError(f"data: cannot read {self._data.source}: {redacted(e)}", name="source") from None
         out = {}
         for name, typ, *_ in rows:
             t = str(typ).upper()
-            out[str(name)] = Column(str(name), t, t.split("(")[0] in _NUMERIC)
-        return out
+            base = t.split("(")[0]
+            out[str(name)] = Column(str(name), t, base in _NUMERIC, base in _FLOATING)
+        self._columns = out
+        return dict(out)
 
-    def null_count(self, column: str) -> int:
-        """How many rows have NULL in ``column``."""
-        sql = f"SELECT count(*) FROM {source_sql(self._data)} WHERE {quote_ident(column)} IS NULL"
-        return int(self._con.execute(sql).fetchone()[0])
+    def materialize_sql(self, name: str, select: str) -> str:
+        """``CREATE OR REPLACE TEMP TABLE name AS select``."""
+        return f"CREATE OR REPLACE TEMP TABLE {name} AS {select}"
 
-    def sql(self, plan: Plan, salt: int) -> list[str]:
-        """The statements :meth:`aggregate` runs (for inspection and tests)."""
-        return [kept_sql(plan, salt), *(query_sql(i, qp, plan, salt) for i, qp in enumerate(plan.queries))]
+    def materialize(self, name: str, select: str) -> None:
+        self._con.execute(self.materialize_sql(name, select))
 
-    def _register_keys(self, i: int, qp: QueryPlan) -> None:
-        q = qp.query
-        cols: dict[str, np.ndarray] = {"__renyi_idx": np.arange(len(q.keys), dtype=np.int64)}
-        for j in range(len(q.by)):
-            cols[f"k{j}"] = np.array([k[j] for k in q.keys], dtype=object)
-        if not q.by:
-            cols["k0"] = np.array([""], dtype=object)
-        self._con.register(keys_table(i), cols)
+    def drop(self, name: str) -> None:
+        if self._con is not None:
+            self._con.execute(f"DROP TABLE IF EXISTS {name}")
 
-    def aggregate(self, plan: Plan, salt: int) -> Aggregates:
-        """Enforce the bounds and compute every measurement's exact vector."""
-        statements = self.sql(plan, salt)
-        duckdb = _import_duckdb()
-        try:
-            try:
-                return self._aggregate(plan, statements)
-            except duckdb.Error as e:
-                # DuckDB's messages quote the offending value and often the whole row ("Could not
-                # convert string 'alice,1979-…'"): they never reach a message or a traceback.
-                raise SpecError(f"data: DuckDB could not aggregate {self._data.source}: {_redacted(e)}",
-                                name="source") from None
-        finally:
-            self._con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+    def register(self, name: str, columns: dict[str, np.ndarray]) -> None:
+        self._con.register(name, columns)
 
-    def _aggregate(self, plan: Plan, statements: list[str]) -> Aggregates:
-        self._con.execute(statements[0])
-        out: Aggregates = {}
-        for i, qp in enumerate(plan.queries):
-            self._register_keys(i, qp)
-            res = self._con.execute(statements[i + 1]).fetchnumpy()
-            idx = as_int64(res["idx"])
-            agg: dict[str, np.ndarray] = {}
-            for name, col in (("count", "n"), ("sum", "s"), ("sum2", "s2"), ("distinct", "d")):
-                if col in res:
-                    vec = np.zeros(qp.query.released_cells if col == "n" else qp.query.cells, dtype=np.int64)
-                    vec[idx] = as_int64(res[col])
-                    agg[name] = vec
-            out[qp.query.name] = agg
-        return out
+    def unregister(self, name: str) -> None:
+        if self._con is not None:
+            self._con.unregister(name)
 
-
-def _redacted(e: BaseException) -> str:
-    """The first line of a DuckDB error with every quoted text (data values) removed."""
-    import re
-
-    line = _first_line(e)
-    line = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "'…'", line)
-    return re.sub(r"(Original Line|line)\s*:.*", r"\1: …", line)
-
-
-def _first_line(e: BaseException) -> str:
-    s = str(e).strip().splitlines()
-    return s[0] if s else type(e).__name__
+    def fetch(self, select: str) -> dict[str, np.ndarray]:
+        res = self._con.execute(select).fetchnumpy()
+        return {str(k): np.asarray(v) for k, v in res.items()}

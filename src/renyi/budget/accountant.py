@@ -1624,6 +1624,9 @@ class Accountant:
         with self._lock:
             self.refresh()
             if self._spec is not None:
+                blk = self._block
+                if k == 1 and blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+                    return True  # a step recorded ahead (plan_reserve) is waiting for it
                 if self._plan_decision(unit, mech, k, self._plan_key(unit, mech)) is not None:
                     return True
                 return self._offf.admits(self._filter, unit, k)

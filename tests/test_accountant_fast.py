@@ -5,13 +5,14 @@ also with threads and a shared ledger."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import pickle
 import threading
 
 import numpy as np
 import pytest
 
-from renyi import ApproxDP, Gaussian, ZCDP, dpsgd
+from renyi import GDP, ApproxDP, Gaussian, Laplace, PureDP, ZCDP, dpsgd
 from renyi.budget.accountant import Accountant
 from renyi.core.errors import BudgetExceededError, ConversionError
 from renyi.budget.ledger import MemoryLedger
@@ -33,10 +34,10 @@ def _run(acct: Accountant, seq: list) -> list:
     return out
 
 
-@pytest.mark.parametrize("budget", [None, ApproxDP(1.0, 1e-5), ZCDP(0.05)])
+@pytest.mark.parametrize("budget", [None, ApproxDP(1.0, 1e-5), ZCDP(0.05), GDP(0.4), ZCDP(0.05).to_rdp()])
 def test_fast_path_matches_general_path(budget) -> None:
     a, b = dpsgd.step_mechanism(1.1, 0.05), Gaussian(6.0)
-    if isinstance(budget, ZCDP):  # a subsampled Gaussian has no zCDP bound
+    if budget is not None and not isinstance(budget, ApproxDP):  # Gaussian spends only
         a = Gaussian(9.0)
     seq = [a] * 40 + [b] * 3 + [a] * 30 + [b] + [a] * 400
     fast, slow = Accountant(budget), _slow(Accountant(budget))
@@ -164,3 +165,40 @@ def test_memory_ledger_rows_are_runs() -> None:
     assert [r.id for r in led.rows_after(6)] == [7, 8, 9, 10]
     assert led.rows_after(10) == []
     assert np.array_equal(rows[6].rdp, acct.history[6].stored.rdp)
+
+
+@pytest.mark.parametrize("budget", [ApproxDP(2.0, 1e-5), ApproxDP(3.0, 1e-6), ZCDP(0.3), ZCDP(0.2, 0.01),
+                                    GDP(1.5), ZCDP(0.4).to_rdp(), PureDP(3.0)])
+def test_largest_admitted_count_does_not_depend_on_the_guess(budget) -> None:
+    """The filter's floating point guess only says where the exact search starts: any guess,
+    wrong by far, by one, infinite or NaN, gives the same largest admitted count."""
+    from renyi.budget import accountant as A
+
+    rng = np.random.default_rng(5)
+    for trial in range(6):
+        acct = Accountant(budget)
+        base = Gaussian(float(rng.uniform(40.0, 80.0)))
+        if isinstance(budget, PureDP):
+            base = Laplace(float(rng.uniform(20.0, 40.0)))
+        acct.spend(base, int(rng.integers(1, 5)))
+        if isinstance(budget, PureDP):
+            unit = Laplace(float(rng.uniform(5.0, 40.0)))
+        elif not isinstance(budget, ApproxDP):
+            unit = Gaussian(float(rng.uniform(5.0, 40.0)))
+        else:
+            unit = dpsgd.step_mechanism(float(rng.uniform(1.5, 3.0)), float(rng.uniform(0.002, 0.02)))
+        acct.spend(unit)
+        fold, f = acct._all, acct._filter
+        true = f.guess
+        answers = set()
+        for shift in [None, lambda x: x, lambda x: 0.5 * x, lambda x: 2 * x + 7, lambda x: x + 1, lambda x: x - 1,
+                      lambda x: math.inf, lambda x: -math.inf, lambda x: math.nan, lambda x: 0.0]:
+            f.guess = (lambda t, u: None) if shift is None else (lambda t, u, s=shift: s(true(t, u)))
+            answers.add(fold._largest(f))
+        f.guess = true
+        assert len(answers) == 1, (trial, answers)
+        k = answers.pop()
+        assert fold.count <= k < A._FOLD_MAX
+        ref = Accountant(budget)
+        ref.spend(base, acct.records[0].count)
+        assert ref.can_spend(unit, k) and not ref.can_spend(unit, k + 1)

@@ -204,3 +204,22 @@ def test_declare_plan_needs_a_schedule_and_no_steps_yet():
     other.step(noise_multiplier=1.0, sample_rate=0.01)
     with pytest.raises(DomainError, match="before the first step"):
         other.declare_plan(ApproxDP(3.0, 1e-5), dpsgd.plan(1.0, 0.01, steps=50))
+
+
+def test_declare_plan_records_steps_ahead_on_a_file(tmp_path):
+    """plan_reserve through the Opacus accountant: a block per fsync, the plan's end still exact."""
+    from renyi import Accountant, ApproxDP
+    from renyi.errors import ConversionError
+
+    acct = ro.RenyiAccountant()
+    path = str(tmp_path / "ahead.db")
+    a = acct.declare_plan(ApproxDP(3.0, 1e-5), dpsgd.plan(1.0, 0.01, steps=50), ledger=path, plan_reserve=8)
+    for _ in range(50):
+        acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert a.plan.finished and len(a.records) == 9  # blocks of 1, 2, 4, 8 × 5 and the last 3
+    with pytest.raises(ConversionError, match="exhausted"):
+        acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert acct.history == [(1.0, 0.01, 50)]
+    a.close()
+    with Accountant(ledger=path) as again:
+        assert again.plan.steps_run == 50

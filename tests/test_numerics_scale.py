@@ -150,3 +150,37 @@ def test_kov_delta_huge_k(eps, k, z):
     else:  # the Chernoff bound: above the cdf (so above δ), at most e^{−0.9·z²/2}
         assert cdf <= v <= math.exp(-0.9 * z * z / 2)
     assert kov_delta(eps, k, mean - sd) > 0.3
+
+
+# ----- enormous σ: nothing to compute -------------------------------------------------------
+def test_huge_sigma_answers_zero_without_the_order_search_or_the_pld_grid(monkeypatch):
+    """σ = 1e300 (or 1e150 over 2⁶² steps): the RDP order search and the PLD grid ran for
+    minutes per question (``renyi calibrate --solve steps --sigma 1e300`` hung). A bound of 0
+    from the unsubsampled GDP cap is final: no valid bound is smaller."""
+    from renyi import routes
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling import _subsampled_dpsgd as sgd
+    from renyi.sampling.subsampling import PoissonSubsampled
+
+    def boom(*a, **k):
+        raise AssertionError("not needed when a bound of 0 is known")
+
+    monkeypatch.setattr(sgd, "_eps_one", boom)
+    monkeypatch.setattr(sgd, "dpsgd_log_delta", boom)
+    import renyi.pld as pld
+
+    monkeypatch.setattr(pld, "epsilon_bounds", boom)
+    for sigma, q, T in ((1e300, 0.01, 2**40), (1e150, 0.5, 2**62)):
+        comp = PoissonSubsampled(Gaussian(sigma), q).compose(T)
+        assert comp.epsilon(1e-5) == 0.0
+        assert routes.best_delta(comp, 1e-3).value == 0.0
+
+
+def test_calibrate_steps_with_huge_sigma_is_a_clear_error():
+    from typer.testing import CliRunner
+
+    from renyi.cli import app
+
+    res = CliRunner().invoke(app, ["calibrate", "gaussian", "--solve", "steps", "--sigma", "1e300", "--rate", "0.01",
+                                   "--epsilon", "1", "--delta", "1e-5"])
+    assert res.exit_code != 0 and "nothing to calibrate" in res.output

@@ -98,3 +98,30 @@ def test_other_accountants_untouched() -> None:
     engine = PrivacyEngine(accountant="rdp")
     engine.make_private(module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
                         data_loader=loader, noise_multiplier=SIGMA, max_grad_norm=1.0, poisson_sampling=False)
+
+
+def test_make_private_with_epsilon_calibrates_for_the_allocation_sampler() -> None:
+    """σ is calibrated for the sampler that runs (random allocation over the planned epochs),
+    not as if Poisson: the run then meets the target, and needs less noise than Poisson."""
+    target, epochs = 4.0, 2
+    sampler = AllocationBatchSampler(N, steps=T)
+    loader = torch.utils.data.DataLoader(_data(), batch_sampler=sampler, collate_fn=_collate)
+    model = torch.nn.Linear(4, 2)
+    engine = PrivacyEngine(accountant="renyi")
+    model, opt, loader = engine.make_private_with_epsilon(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=loader,
+        target_epsilon=target, target_delta=1e-5, epochs=epochs, max_grad_norm=1.0, poisson_sampling=False)
+    sigma = opt.noise_multiplier
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            if len(xb):
+                torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            opt.step()
+    e = engine.get_epsilon(1e-5)
+    assert e <= target
+    assert e > 0.98 * target  # calibrated for this run, not for another sampler
+    alloc = float(dpsgd.epsilon(sigma, 1.0 / T, epochs=epochs, delta=1e-5, sampling="allocation"))
+    assert alloc <= target
+    poisson_sigma = float(dpsgd.noise_multiplier(target, 1e-5, 1.0 / T, epochs=epochs))
+    assert sigma < poisson_sigma

@@ -50,9 +50,9 @@ def spec(path: Path, tmp: Path, *, m: int = 1000, rho: float = 1.0, queries=None
     qs = queries or [
         {"name": "counts", "type": "count", "by": ["grp"], "keys": {"grp": GROUPS}, "weight": 1},
         {"name": "sums", "type": "sum", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": {"grp": GROUPS},
-         "weight": 1, "granularity": 0.5},
+         "weight": 1, "granularity": 0.5, "missing": "drop"},
         {"name": "means", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"],
-         "keys": {"grp": GROUPS}, "weight": 1},
+         "keys": {"grp": GROUPS}, "weight": 1, "missing": "drop"},
     ]
     return {"data": {"source": str(path), "privacy_unit": "id", "max_rows_per_unit": m},
             "privacy": {"budget": {"rho": rho}, **priv}, "query": qs}
@@ -555,12 +555,12 @@ def test_new_query_types_end_to_end_with_targets_post_and_public_truncation(tmp_
     make_table(pub, 5_000, units=500, seed=9)
     k = {"grp": GROUPS}
     qs = [
-        {"name": "var", "type": "variance", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
-        {"name": "sd", "type": "std", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
-        {"name": "mean", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
+        {"name": "var", "type": "variance", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
+        {"name": "sd", "type": "std", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
+        {"name": "mean", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
         {"name": "distinct", "type": "count_distinct", "column": "x", "by": ["grp"], "keys": k,
          "max_distinct_per_unit": 2},
-        {"name": "hist", "type": "histogram", "column": "x", "bins": [0, 50, 100], "by": ["grp"], "keys": k,
+        {"name": "hist", "type": "histogram", "column": "x", "bins": [0, 50, 100], "by": ["grp"], "keys": k, "missing": "drop",
          "post": ["non_negative"]},
         {"name": "counts", "type": "count", "by": ["grp"], "keys": k, "target": {"half_width": 40}},
         {"name": "levels", "type": "count", "by": ["grp"], "keys": k, "post": ["consistent"]},

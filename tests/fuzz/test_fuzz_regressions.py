@@ -358,3 +358,88 @@ def test_derived_sensitivities_are_never_below_the_exact_ones(rows, groups, per_
     assert Fraction(s.l1) >= per_row * min(rows, g * r)
     assert Fraction(s.l2) ** 2 >= per_row**2 * (full * r * r + rem * rem)
     assert s.l2 <= s.l1 * (1 + 1e-15)
+
+
+def test_two_laplace_at_the_smallest_delta_is_quick_and_pure():
+    """compose(Laplace(0.001), Laplace(0.001)).epsilon(5e-324) took > 30 s of CPU: the convex
+    minorant of the PLD's optimistic discretisation (1.2·10⁶ points) removed one or two points
+    per O(n) round for 10⁴ rounds, and stopped unconverged."""
+    import time
+
+    a = renyi.Laplace(0.001)
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = renyi.compose(a, a).epsilon(5e-324)
+    assert time.process_time() - t0 < 10.0
+    assert 2000.0 * (1 - 1e-9) <= e <= 2000.0 * (1 + 1e-12)  # the pure ε of the pair, at δ ≈ 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_greatest_convex_minorant_is_convex_and_below_every_point(seed):
+    """The vertices it returns pass the slope test (the stack and the vectorised test agree)
+    and the chain lies below every point, also on long nearly collinear stretches."""
+    from renyi.accounting.pld._grid import _greatest_convex_minorant
+
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    x = np.sort(rng.uniform(0.0, 10.0, n))
+    x[0], x[-1] = 0.0, 10.0
+    y = 1.0 - 0.1 * x + 1e-13 * rng.standard_normal(n)  # collinear up to round-off: cascades
+    y[n // 3: n // 2] += np.linspace(0, 1e-3, n // 2 - n // 3) ** 2  # a convex bump
+    v = _greatest_convex_minorant(x, y)
+    assert v[0] == 0 and v[-1] == n - 1
+    s = np.diff(y[v]) / np.diff(x[v])
+    assert np.all(s[1:] >= s[:-1])
+    chain = np.interp(x, x[v], y[v])
+    assert np.all(chain <= y + 1e-12)
+
+
+def test_a_cap_reached_almost_surely_is_refused_in_the_users_words():
+    """TruncatedPoisson(rate ≈ 1, max_batch = n): δ = P[Bin(n, q) ≥ n] rounds to 1, and the
+    refusal named an internal "delta must be in [0, 1); got 1.0"; it names max_batch."""
+    t = renyi.TruncatedPoisson(renyi.DiscreteGaussian(1.9), rate=0.9999999999999999, max_batch=2, dataset_size=2)
+    with pytest.raises(DomainError, match=r"max_batch must be above 2 .* got 2") as e:
+        t.epsilon(0.001)
+    assert e.value.name == "max_batch"
+    # a cap above the data set never binds: δ = 0, the Poisson-subsampled guarantee
+    t = renyi.TruncatedPoisson(renyi.Gaussian(1.0), rate=0.5, max_batch=3, dataset_size=2)
+    assert t.truncation_delta == 0.0 and math.isfinite(t.epsilon(1e-5))
+
+
+def test_advanced_composition_route_with_an_underflowing_delta_share():
+    """δ = 5e-324 split over two items underflows to 0, and the advanced-composition route
+    raised "delta_prime must be in (0, 1); got 0.0", which refused the whole question."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = renyi.compose((renyi.DiscreteLaplace(40.64013795816594), 44), (renyi.DiscreteLaplace(0.1), 1))
+        e = c.epsilon(5e-324)
+    assert 44 / 40.64013795816594 + 10 - 1e-9 <= e <= (44 / 40.64013795816594 + 10) * (1 + 1e-12)
+
+
+def test_mcdp_with_mu_below_tau_squared_over_two_has_an_rdp_curve():
+    """(μ, τ)-mCDP with μ < τ²/2 (ξ = μ − τ²/2 < 0) raised "xi must be in [0, inf)" from
+    .rdp / .to_rdp, so composing it with a mechanism of the other relation was refused."""
+    m = renyi.MCDP(284.4666354346992, 82.46368325130612)
+    rho, xi = 82.46368325130612**2 / 2, 284.4666354346992 - 82.46368325130612**2 / 2
+    for a in (1.5, 2.0, 100.0):
+        assert m.rdp(a) == pytest.approx(max(0.0, xi + rho * a), rel=1e-15)
+    assert m.rdp(1 + 1e-12) == pytest.approx(284.4666354346992, rel=1e-9) and m.rdp(math.inf) == math.inf  # → ξ + ρ = μ
+    assert m.to_rdp().rdp(2.0) == m.rdp(2.0)
+    # BS16 Lemma 24 is tight for the Gaussian: μ = τ²/2 = ρ
+    assert renyi.MCDP(0.5, 1.0).rdp(3.0) == pytest.approx(1.5)
+    mr = renyi.MCDP(284.4666354346992, 82.46368325130612, neighbouring="replace_one")
+    assert math.isfinite(renyi.compose(mr, renyi.Gaussian(1.0)).epsilon(1e-3))
+
+
+def test_a_pld_bracket_that_falls_back_to_rdp_is_ordered():
+    """The exponential mechanism's PLD uses the pure-DP pair, which dominates it without being
+    tight; its lower end 5.16e-5 was returned with the RDP route's upper end 0.0 (Pinsker on the
+    bounded-range curve: δ ≥ TV), a bracket [5.16e-5, 0]."""
+    from renyi import pld
+
+    m = renyi.PoissonSubsampled(renyi.ExponentialMechanism(0.01), 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo, up = pld.epsilon_bounds([(m, 668)], 0.001)
+    assert 0.0 <= lo <= up

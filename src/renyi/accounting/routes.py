@@ -466,7 +466,9 @@ def _advanced_epsilon(it: Items, delta: float) -> Conversion:
             continue
         p = _pure_eps(g)
         if math.isfinite(p):
-            cands = [k * p, float(advanced_composition(p, 0.0, k, share).epsilon)]
+            cands = [k * p]
+            if share > 0.0:  # (δ split over the items may underflow to 0: then basic composition alone)
+                cands.append(float(advanced_composition(p, 0.0, k, share).epsilon))
         else:
             # δ split over k runs may underflow to 0 (δ = 5e-324 was refused as "got 0.0"):
             # a share that is 0 gives no candidate rather than an out-of-domain call
@@ -544,7 +546,13 @@ class RouteResult:
 def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteResult]:
     it = items(obj)
     out: list[RouteResult] = []
-    for r in ROUTES:
+    order = ROUTES
+    if stop_at_exact:
+        # For the minimum the numerical PLD route goes last: when a cheap route already gives
+        # 0 no valid bound is smaller, and the PLD grid is not built at all (σ = 1e150 over 2⁶²
+        # steps ran for minutes). The results keep the display order (ties: the first route).
+        order = tuple(r for r in ROUTES if r is not PLD) + (PLD,)
+    for r in order:
         if which == "delta" and r.delta_fn is None:
             out.append(RouteResult(r, None, "gives ε at a δ, not δ at an ε"))
             continue
@@ -554,9 +562,10 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
             out.append(RouteResult(r, None, str(exc)))
             continue
         out.append(RouteResult(r, c))
-        if stop_at_exact and r.exact and math.isfinite(c.value):
-            break  # the true value: no valid bound is smaller
-    return out
+        if stop_at_exact and ((r.exact and math.isfinite(c.value)) or c.value == 0.0):
+            break  # the true value (or 0): no valid bound is smaller
+    rank = {r.name: i for i, r in enumerate(ROUTES)}
+    return sorted(out, key=lambda res: rank[res.route.name])
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:

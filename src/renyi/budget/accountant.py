@@ -309,21 +309,40 @@ class _Fold:
         return f.admits(self.base.plus(self.unit, want, self.last_id + 1, self.rows + 1))
 
     def _largest(self, f: _Filter) -> int:
-        """The largest run count ≤ _FOLD_MAX that ``f`` admits on this base (count − 1 if none)."""
+        """The largest run count ≤ _FOLD_MAX that ``f`` admits on this base (count − 1 if none).
+
+        Every candidate is decided by ``f.admits`` on the exact totals; the filter's floating
+        point guess (:meth:`_Filter.guess`) only says where to start looking, so a wrong guess
+        costs evaluations, never a wrong answer. From the guess: gallop up while admitted, or
+        down while refused, then bisect (lo admitted, hi refused)."""
         def ok(k: int) -> bool:
             return f.admits(self.base.plus(self.unit, k, self.last_id + 1, self.rows + 1))
 
-        lo = self.count  # may itself be refused (e.g. others' spends over the budget)
-        if not ok(lo + 1):
-            return lo if ok(lo) else lo - 1
-        lo, step = lo + 1, 1
-        while True:  # gallop, then bisect: lo admitted, hi refused
-            hi = min(lo + step, _FOLD_MAX)
-            if not ok(hi):
-                break
-            if hi == _FOLD_MAX:
-                return _FOLD_MAX
-            lo, step = hi, step * 2
+        low = self.count  # may itself be refused (e.g. others' spends over the budget)
+        est = f.guess(self.base, self.unit)
+        g = low + 1
+        if est is not None and est == est:
+            g = int(min(max(est, float(low)), float(_FOLD_MAX)))
+        if ok(g):
+            lo, step = g, 1
+            while True:
+                if lo >= _FOLD_MAX:
+                    return _FOLD_MAX
+                hi = min(lo + step, _FOLD_MAX)
+                if not ok(hi):
+                    break
+                lo, step = hi, step * 2
+        else:
+            hi, step = g, 1
+            while True:
+                lo = max(hi - step, low)
+                if lo == hi:  # g == low, refused
+                    return low - 1
+                if ok(lo):
+                    break
+                if lo == low:
+                    return low - 1
+                hi, step = lo, step * 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if ok(mid):
@@ -450,11 +469,29 @@ class _Filter:
     def admits(self, t: _Totals) -> bool:
         return True
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        """About the largest count of ``u`` these totals can add and stay admitted (floating
+        point, a starting point for :meth:`_Fold._largest`, which decides exactly), or None."""
+        return None
+
     def remaining(self, t: _Totals) -> Guarantee | None:
         return None
 
     def describe(self) -> str:
         return "no budget: every spend is recorded"
+
+
+def _room(slack: float, per: float) -> float:
+    """How many units of ``per`` fit in ``slack`` (floating point; ∞ when a unit costs nothing)."""
+    if per > 0.0:
+        return slack / per
+    return math.inf if slack >= 0.0 else -math.inf
+
+
+def _rooms(slack: np.ndarray, per: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.where(per > 0.0, slack / np.where(per > 0.0, per, 1.0), np.where(slack >= 0.0, math.inf, -math.inf))
+    return np.where(np.isnan(out), -math.inf, out)
 
 
 def _wrong_kind(u: Any, budget: str, why: str) -> ConversionError:
@@ -475,6 +512,9 @@ class _PureFilter(_Filter):
 
     def admits(self, t: _Totals) -> bool:
         return t.eps_inf <= self.eps
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return _room(self.eps - t.eps_inf, u.eps_inf)
 
     def remaining(self, t: _Totals) -> Guarantee:
         return PureDP(max(0.0, self.eps - t.eps_inf))
@@ -506,6 +546,11 @@ class _ZCDPFilter(_Filter):
         return (t.rho is not None and t.rho <= self.rho and t.xi <= self.xi  # type: ignore[operator]
                 and t.delta <= self.delta)
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        if t.rho is None or t.xi is None or u.rho is None or u.xi is None:
+            return None
+        return min(_room(self.rho - t.rho, u.rho), _room(self.xi - t.xi, u.xi), _room(self.delta - t.delta, u.delta))
+
     def remaining(self, t: _Totals) -> Guarantee:
         rho = max(0.0, self.rho - (t.rho or 0.0))
         xi = max(0.0, self.xi - (t.xi or 0.0))
@@ -534,6 +579,11 @@ class _GDPFilter(_Filter):
     def admits(self, t: _Totals) -> bool:
         return t.mu2 is not None and t.mu2 <= self.mu2
 
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        if t.mu2 is None or u.mu is None:
+            return None
+        return _room(self.mu2 - t.mu2, u.mu * u.mu)
+
     def remaining(self, t: _Totals) -> Guarantee:
         return GDP(math.sqrt(max(0.0, self.mu2 - (t.mu2 or 0.0))))
 
@@ -556,6 +606,9 @@ class _RDPFilter(_Filter):
 
     def admits(self, t: _Totals) -> bool:
         return bool(np.all(t.rdp <= self.bound))
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return float(np.min(_rooms(self.bound - t.rdp, u.rdp), initial=math.inf))
 
     def remaining(self, t: _Totals) -> Guarantee:
         finite = np.isfinite(self.bound)
@@ -610,6 +663,10 @@ class _ApproxDPFilter(_Filter):
         if t.delta > self.approx_delta:
             return False
         return bool(np.any(t.rdp[self.idx] <= self.bound))
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        k = float(np.max(_rooms(self.bound - t.rdp[self.idx], u.rdp[self.idx]), initial=-math.inf))
+        return min(k, _room(self.approx_delta - t.delta, u.delta))
 
     def spent_epsilon(self, t: _Totals) -> float:
         """The smallest ε' whose filter (same δ split and orders) admits these totals."""
@@ -667,6 +724,9 @@ class _PlanFilter(_Filter):
         if self.inner is None:
             return t.spends == 0
         return self.inner.admits(t)
+
+    def guess(self, t: _Totals, u: Any) -> float | None:
+        return None if self.inner is None else self.inner.guess(t, u)
 
     def spent_epsilon(self, t: _Totals) -> float:
         """ε_P plus the smallest ε' whose off-plan filter admits these (off-plan) totals."""
@@ -938,6 +998,14 @@ class Accountant:
         plan_delta: δ_P ∈ (0, δ − approx_delta], the δ the plan is billed at. Default: all of
             δ − approx_delta, so that spends off the plan are refused; a smaller δ_P leaves
             δ − approx_delta − δ_P for them.
+        plan_reserve: ``None`` (default: every spend is its own row), or an integer R ≥ 1: on a
+            ledger with a plan, steps that follow the plan (one run, no label) are recorded
+            *ahead*, in blocks: the first step of a block writes one durable row for the next b
+            steps of its phase (b = 1, 2, 4, … up to R, never more than the phase has left), and
+            the following b − 1 steps write nothing and return that row's :class:`Spend`. The
+            row is committed before any of its steps runs, so a crash (or a stop) mid-block can
+            only leave up to b − 1 steps recorded that never ran — lost progress, never a step
+            beyond the plan. See ``docs/plans.md``, "Steps recorded ahead".
 
     Raises:
         TypeError: for a budget of an unsupported kind.
@@ -950,7 +1018,8 @@ class Accountant:
 
     def __init__(self, budget: Guarantee | None = None, ledger: Any = None, *,
                  filter_orders: Iterable[float] | None = None, approx_delta: float | None = None,
-                 neighbouring: str | None = None, plan: Any = None, plan_delta: float | None = None) -> None:
+                 neighbouring: str | None = None, plan: Any = None, plan_delta: float | None = None,
+                 plan_reserve: int | None = None) -> None:
         if budget is not None and not isinstance(budget, Guarantee):
             raise TypeError(f"budget must be a guarantee or None; got {type(budget).__name__}")
         if ledger is not None and not isinstance(ledger, (Ledger, str, os.PathLike)):
@@ -998,6 +1067,13 @@ class Accountant:
         elif plan_delta is not None:
             raise DomainError(f"plan_delta needs a plan; got plan_delta={plan_delta!r} and no plan",
                               name="plan_delta", value=plan_delta)
+        if plan_reserve is not None:
+            plan_reserve = check_int("plan_reserve", plan_reserve)
+            if plan is None and (ledger is None or getattr(ledger, "header", 0) is None or (
+                    isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger))):
+                # a new ledger without a plan: refused before anything is written
+                raise DomainError(f"plan_reserve needs a plan (declared now, or stored in the ledger); got "
+                                  f"plan_reserve={plan_reserve!r} and no plan", name="plan_reserve", value=plan_reserve)
         if ledger is None:
             store: Ledger = MemoryLedger(lock=self._lock)  # one lock: the fast path holds both
         elif isinstance(ledger, Ledger):
@@ -1069,6 +1145,13 @@ class Accountant:
         # the totals the filter judges: every spend, or with a plan the spends off the plan
         self._offf = self._all if self._spec is None else _Fold(_Totals.empty(self._grid.size))
         self._hot: _Hot | None = None
+        if plan_reserve is not None and self._spec is None:
+            self._ledger.close()
+            raise DomainError(f"plan_reserve needs a plan (declared now, or stored in the ledger); got "
+                              f"plan_reserve={plan_reserve!r} and no plan", name="plan_reserve", value=plan_reserve)
+        self._reserve = plan_reserve
+        self._next_block = 1
+        self._block: list[Any] | None = None  # [unit, mech, steps left in the block, its Spend]
         self._cur = None if self._spec is None else _plan.Cursor.start(len(self._spec.phases))
         self._keys: dict[int, tuple[_Unit, str | None, str]] = {}
         self._planned: dict[tuple[int, int], tuple[_Unit, dict[str, Any]]] = {}
@@ -1288,7 +1371,9 @@ class Accountant:
         spec, cur = self._spec, self._cursor
         if spec is None or cur is None:
             return None
-        return _plan.PlanStatus(spec.phases, cur.used, spec.epsilon, spec.delta, spec.lower, spec.method, cur.phase)
+        blk = self._block
+        return _plan.PlanStatus(spec.phases, cur.used, spec.epsilon, spec.delta, spec.lower, spec.method, cur.phase,
+                                0 if blk is None else int(blk[2]))
 
     # ----- spending ----------------------------------------------------------------------
     def spend(self, item: Any, count: int = 1, label: str | None = None) -> Spend:
@@ -1348,6 +1433,9 @@ class Accountant:
     def _spend_slow(self, item0: Any, count: int, label: str | None) -> Spend:
         g, mech, k, label, unit, item = self._prepare(item0, count, label, check=self._spec is None)
         if self._spec is not None:
+            if self._reserve is not None and k == 1 and label is None:
+                return self._spend_ahead(g, mech, unit, item, item0)
+            self._block = None
             return self._spend_planned(g, mech, k, label, unit, item, item0)
         fold = self._all
         with self._lock:
@@ -1447,6 +1535,50 @@ class Accountant:
                 self._arm(item0, item, rec, sp, j)
             return sp
 
+    def _spend_ahead(self, g: Guarantee, mech: str | None, unit: _Unit, item: Any, item0: Any) -> Spend:
+        """One step with ``plan_reserve``: taken from the open block, or a new block's row
+        (written, and committed, before the step runs); off the plan: the general path."""
+        assert self._spec is not None
+        blk = self._block
+        if blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+            blk[2] -= 1
+            sp: Spend = blk[3]
+            return sp
+        self._block = None
+        key = self._plan_key(unit, mech)
+        spec = self._spec
+        for _ in range(2):
+            cur = self._cursor
+            assert cur is not None
+            j = cur.match(spec, key, 1)
+            if j is None:  # off the plan: billed (or refused) as without reserve
+                return self._spend_planned(g, mech, 1, None, unit, item, item0)
+            now = time.time()
+            with self._ledger.transaction() as txn:
+                others = txn.rows_after(self._all.last_id)
+                if others:  # other processes' spends: decide again
+                    self._apply(others)
+                    cur = self._cursor
+                    assert cur is not None
+                    if cur.match(spec, key, 1) != j:
+                        continue  # (leaves the transaction without writing)
+                b = min(self._next_block, self._reserve or 1, spec.phases[j].count - cur.used[j])
+                rec = SpendRecord(self._all.last_id + 1, now, None, b, self._planned_json(unit, j), mech, unit.rdp,
+                                  unit.eps_inf, unit.xi, unit.rho, unit.mu, unit.delta)
+                new_id = txn.append(rec)
+                if new_id != rec.id:
+                    raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+            break
+        else:  # pragma: no cover - the plan moved twice under us
+            raise LedgerError("the ledger changed twice while this spend was decided; nothing was recorded")
+        self._all.add(unit, b, new_id)
+        self._cursor = cur.advance(j, b)
+        self._remember(item, b)
+        sp = self._spend_of(rec)
+        self._next_block = min(2 * self._next_block, self._reserve or 1)
+        self._block = [unit, mech, b - 1, sp]
+        return sp
+
     def _planned_json(self, unit: _Unit, j: int) -> dict[str, Any]:
         # the record's guarantee with the phase it follows (inside the hash chain); one object per
         # (unit, phase), so that repeated steps share it as they share the unit's JSON
@@ -1497,6 +1629,9 @@ class Accountant:
         with self._lock:
             self.refresh()
             if self._spec is not None:
+                blk = self._block
+                if k == 1 and blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+                    return True  # a step recorded ahead (plan_reserve) is waiting for it
                 if self._plan_decision(unit, mech, k, self._plan_key(unit, mech)) is not None:
                     return True
                 return self._offf.admits(self._filter, unit, k)

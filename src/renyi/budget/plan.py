@@ -217,6 +217,8 @@ class PlanStatus:
         method: the route that certified ``epsilon`` (e.g. ``"pld"``).
         current: the index of the phase the run is in (the last one with a recorded step;
             0 before the first).
+        ahead: steps recorded ahead (``plan_reserve``) that this accountant has not yet
+            handed out: counted in ``used``, not yet run.
     """
 
     phases: tuple[PlanPhase, ...]
@@ -226,6 +228,7 @@ class PlanStatus:
     lower: float | None
     method: str
     current: int = 0
+    ahead: int = 0
 
     @property
     def steps(self) -> int:
@@ -252,6 +255,8 @@ class PlanStatus:
         how = f"{self.method}" + ("" if self.lower is None else f", true ε ≥ {self.lower:.6g}")
         text = (f"plan of {len(self.phases)} phase(s), {self.steps} step(s), billed at ε = {self.epsilon!r} "
                 f"at δ = {self.delta!r} ({how}); {self.steps_run} of {self.steps} step(s) run")
+        if self.ahead:
+            text += f" ({self.ahead} of them recorded ahead, not yet run)"
         early = self.stopped_early
         if early:
             text += f"; phase(s) {', '.join(str(i + 1) for i in early)} stopped early"
@@ -266,7 +271,7 @@ class PlanStatus:
             "phases": [dict(p.to_json(), used=u) for p, u in zip(self.phases, self.used)],
             "epsilon": self.epsilon, "delta": self.delta, "lower": self.lower, "method": self.method,
             "steps": self.steps, "steps_run": self.steps_run, "finished": self.finished,
-            "stopped_early": list(self.stopped_early),
+            "stopped_early": list(self.stopped_early), "ahead": self.ahead,
         }
 
 

@@ -173,11 +173,13 @@ class SubsampledGaussianRDP(RDP):
         from renyi.guarantees import conversions as conv
 
         delta = _check_delta(delta)
-        eps, alpha = sgd._eps_one(self.q, self.sigma, self.steps, math.log(delta))
-        best = Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
         # Subsampling never costs more than the mechanism: the steps without subsampling are
         # exactly √steps/σ-GDP, also a valid bound (and the smaller one for very large σ).
         plain = self._unsubsampled().best_epsilon(delta)
+        if plain.value == 0.0:
+            return plain  # nothing is smaller (σ = 1e300: the order search ran for minutes)
+        eps, alpha = sgd._eps_one(self.q, self.sigma, self.steps, math.log(delta))
+        best = Conversion(max(0.0, conv.round_up(eps)), alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
         return plain if plain.value < best.value else best
 
     def _unsubsampled(self) -> Guarantee:
@@ -190,10 +192,12 @@ class SubsampledGaussianRDP(RDP):
         from renyi.guarantees import conversions as conv
 
         epsilon = _check_epsilon(epsilon)
+        plain = self._unsubsampled().best_delta(epsilon)
+        if plain.value == 0.0:
+            return plain  # nothing is smaller
         log_d, alpha = sgd.dpsgd_log_delta(self.q, self.sigma, self.steps, epsilon)
         d = min(1.0, conv.round_up(math.exp(log_d))) if log_d < 0 else 1.0
         best = Conversion(d, alpha, "CKS20 Prop. 12 (α optimised, exact MTZ19 curve)")
-        plain = self._unsubsampled().best_delta(epsilon)
         return plain if plain.value < best.value else best
 
 

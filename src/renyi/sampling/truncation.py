@@ -153,6 +153,13 @@ class TruncatedPoisson(Mechanism):
         d = self.truncation_delta
         if d == 0.0:  # the cap is never reached: plain Poisson sampling (rate 1: the mechanism)
             return poisson
+        if d >= 1.0:
+            # δ = P[Bin(n, q) ≥ B] is 1 (or within round-off of it): no (ε, δ) statement with
+            # δ < 1 holds; say so in the user's words, not as an out-of-range δ
+            raise DomainError(f"max_batch must be above {self.dataset_size} at rate {self.rate!r} (the cap is reached "
+                              f"with probability P[Binomial({self.dataset_size}, {self.rate!r}) ≥ {self.max_batch}] = "
+                              f"{d!r}, so no δ < 1 holds); got {self.max_batch}",
+                              name="max_batch", value=self.max_batch)
         return ApproxRDP(poisson.to_rdp(), d)
 
     def release(self, value: Any, rng: Any = None) -> Any:

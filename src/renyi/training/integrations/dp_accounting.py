@@ -57,6 +57,8 @@ class RenyiAccountant(PrivacyAccountant):
         super().__init__(neighboring_relation)
         self._relation = _RELATIONS[neighboring_relation]
         self._parts: list[tuple[Any, int]] = []
+        #: the (ε, δ) pairs answered for the current composition (each a valid guarantee)
+        self._answers: list[tuple[float, float]] = []
 
     def _maybe_compose(self, event: _dp_event.DpEvent, count: int,
                        do_compose: bool) -> PrivacyAccountant.CompositionErrorDetails | None:
@@ -72,6 +74,7 @@ class RenyiAccountant(PrivacyAccountant):
                 parts[-1] = (item, parts[-1][1] + count)
             else:
                 parts.append((item, count))
+            self._answers.clear()
         return None
 
     def _composition(self) -> Any:
@@ -83,10 +86,26 @@ class RenyiAccountant(PrivacyAccountant):
             return PureDP(0.0)
         return items[0] if len(items) == 1 else compose(*items)
 
+    # Consistency of the two questions: every answer is an (ε, δ) guarantee of the same
+    # composition, and δ(ε) is non-increasing, so an earlier answer (ε_i, δ_i) bounds δ at any
+    # ε ≥ ε_i by δ_i and ε at any δ ≥ δ_i by ε_i. Using them makes the round trips
+    # get_delta(get_epsilon(δ)) ≤ δ and get_epsilon(get_delta(ε)) ≤ ε hold exactly, whatever
+    # grid each question's numerical answer came from (each is valid on its own, but two
+    # certified brackets can disagree in the last digits).
     def get_epsilon(self, target_delta: float) -> float:
         """An upper bound on ε at ``target_delta`` for everything composed so far."""
-        return float(self._composition().epsilon(target_delta))
+        eps = float(self._composition().epsilon(target_delta))
+        eps = min([eps] + [e for e, d in self._answers if d <= target_delta])
+        self._remember(eps, float(target_delta))
+        return eps
 
     def get_delta(self, target_epsilon: float) -> float:
         """An upper bound on δ at ``target_epsilon`` for everything composed so far."""
-        return float(self._composition().delta(target_epsilon))
+        delta = float(self._composition().delta(target_epsilon))
+        delta = min([delta] + [d for e, d in self._answers if e <= target_epsilon])
+        self._remember(float(target_epsilon), delta)
+        return delta
+
+    def _remember(self, eps: float, delta: float) -> None:
+        self._answers.append((eps, delta))
+        del self._answers[:-64]  # the latest answers (a training loop asks at every step)

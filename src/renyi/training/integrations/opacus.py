@@ -50,7 +50,8 @@ with ``accountant="renyi"`` looks at the batches that will run before any traini
 * ``poisson_sampling=False`` with a renyi batch sampler (``DataLoader(batch_sampler=...)`` of
   :mod:`renyi.integrations.torch_samplers`, e.g. ``AllocationBatchSampler``): the sampler is
   attached (:meth:`RenyiAccountant.attach`), and ε is that of what ran (random allocation by
-  its PLD route; ``ShuffledBatchSampler`` without amplification).
+  its PLD route; ``ShuffledBatchSampler`` without amplification). ``make_private_with_epsilon``
+  calibrates σ for that sampler too (its planned ``epochs``), not for Poisson sampling.
 * ``poisson_sampling=False`` with any other loader (a plain ``DataLoader``, shuffled or not):
   fixed-size shuffled batches have no amplification theorem, so the Poisson ε would not be a
   guarantee; ``make_private`` raises :class:`renyi.DomainError` naming the fix, before
@@ -69,6 +70,7 @@ examples, each example still Poisson-sampled: every DP-SGD step is accounted as
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -87,6 +89,9 @@ MECHANISM = "renyi"
 # The last schedule calibrated by make_private_with_epsilon (through get_noise_multiplier), per
 # thread: what declare_plan() declares when it is given no plan.
 _CALIBRATED = threading.local()
+# The renyi batch sampler whose run make_private_with_epsilon is calibrating (poisson_sampling
+# False), per thread: get_noise_multiplier then calibrates σ for that sampler, not for Poisson.
+_FOR_SAMPLER = threading.local()
 
 
 def _check_history(history: Any) -> list[tuple[Any, Any, int]]:
@@ -119,7 +124,7 @@ class RenyiAccountant(IAccountant):
         self.accountant: Any = None
 
     def declare_plan(self, budget: Any = None, plan: Any = None, *, ledger: Any = None,
-                     plan_delta: float | None = None) -> Any:
+                     plan_delta: float | None = None, plan_reserve: int | None = None) -> Any:
         """Declare the training schedule as a plan, billed at its PLD ε against ``budget``.
 
         With no arguments after ``make_private_with_epsilon``: the schedule it calibrated
@@ -132,6 +137,8 @@ class RenyiAccountant(IAccountant):
             plan: any plan :class:`renyi.Accountant` takes (default: the calibrated schedule).
             ledger: where to record the steps (a path, a :class:`renyi.ledger.Ledger` or None).
             plan_delta: as in :class:`renyi.Accountant`.
+            plan_reserve: as in :class:`renyi.Accountant`: on a ledger file, record the steps of
+                the plan ahead in blocks of up to this many (one fsync per block, not per step).
 
         Returns:
             The :class:`renyi.Accountant`.
@@ -159,7 +166,7 @@ class RenyiAccountant(IAccountant):
                 plan = dpsgd.plan(sigma, q, steps=steps)
             if budget is None:
                 budget = ApproxDP(eps, delta)
-        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta)
+        self.accountant = Accountant(budget, ledger, plan=plan, plan_delta=plan_delta, plan_reserve=plan_reserve)
         return self.accountant
 
     def attach(self, sampler: Any) -> None:
@@ -292,11 +299,59 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
     accountant name are accepted and ignored (the answer is exact to ~10⁻⁹, on the safe side).
     ``group_size``: the unit is a person with up to that many examples.
     """
+    planned = getattr(_FOR_SAMPLER, "value", None)
+    if planned is not None:
+        # make_private_with_epsilon with a renyi batch sampler: σ for the batches that will run
+        _CALIBRATED.value = None  # declare_plan() has no Poisson schedule to declare
+        return _sampler_noise_multiplier(planned, target_epsilon, target_delta, epochs, steps, group_size)
     sigma = float(dpsgd.noise_multiplier(target_epsilon, target_delta, sample_rate, steps=steps, epochs=epochs,
                                          group_size=group_size))
     t = dpsgd.schedule(sample_rate, steps=steps, epochs=epochs).steps
     _CALIBRATED.value = (sigma, float(sample_rate), t, float(target_epsilon), float(target_delta))
     return sigma
+
+
+def _sampler_noise_multiplier(event: Any, target_epsilon: float, target_delta: float, epochs: Any, steps: Any,
+                              group_size: int) -> float:
+    """The smallest σ (on the safe side) with which the run of ``event``'s sampler over
+    ``epochs`` epochs (or ``steps`` steps) meets (ε, δ), by the sampler's own analysis (random
+    allocation: its PLD route; shuffling: no amplification)."""
+    import dataclasses
+
+    from renyi.accounting.calibration import calibrate
+    from renyi.core.errors import DomainError
+    from renyi.guarantees import ApproxDP
+
+    if check_int("group_size", group_size) != 1:
+        raise DomainError("group_size > 1 is calibrated for Poisson-sampled steps; with a renyi batch sampler use "
+                          "group_size = 1", name="group_size", value=group_size)
+    t = event.steps_per_epoch
+    if steps is None:
+        if epochs is None:
+            raise DomainError("epochs must be given to calibrate σ for a batch sampler", name="epochs", value=None)
+        total = math.ceil(float(epochs) * t) if t else math.ceil(float(epochs) / event.sample_rate)
+    else:
+        total = check_int("steps", steps)
+    run = dataclasses.replace(event, steps=int(total), noise_multiplier=None)
+    eps, delta = float(target_epsilon), float(target_delta)
+    # the RDP route first (fast); the billed ε (the tightest route, ≤ RDP's) meets the target
+    # there too, so that σ is feasible; then a bisection on the billed ε down to 0.1 %
+    hi = float(calibrate(lambda s: run.mechanism(s), ApproxDP(eps, delta), method="rdp").value)
+
+    def ok(s: float) -> bool:
+        return float(run.mechanism(s).best_epsilon(delta).value) <= eps
+
+    # (small steps down: a small σ is a costly question for random allocation's PLD route)
+    lo = hi * 0.85
+    while ok(lo):
+        hi, lo = lo, lo * 0.85
+    while hi / lo > 1.001:
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _dispatching(original: Callable[..., float]) -> Callable[..., float]:
@@ -355,6 +410,22 @@ def _checking(original: Callable[..., Any]) -> Callable[..., Any]:
     return make_private
 
 
+def _calibrating(original: Callable[..., Any]) -> Callable[..., Any]:
+    def make_private_with_epsilon(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sampler = None
+        if isinstance(getattr(self, "accountant", None), RenyiAccountant) and not kwargs.get("poisson_sampling", True):
+            sampler = _renyi_sampler(kwargs.get("data_loader"))
+        _FOR_SAMPLER.value = None if sampler is None else sampler.event
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _FOR_SAMPLER.value = None
+
+    make_private_with_epsilon.__wrapped__ = original  # type: ignore[attr-defined]
+    make_private_with_epsilon.__doc__ = original.__doc__
+    return make_private_with_epsilon
+
+
 def _register() -> None:
     try:
         register_accountant(MECHANISM, RenyiAccountant)
@@ -368,6 +439,10 @@ def _register() -> None:
     mp = _engine.PrivacyEngine.make_private
     if not hasattr(mp, "__wrapped__"):
         _engine.PrivacyEngine.make_private = _checking(mp)
+    # calibration for the sampler that will run (poisson_sampling=False with a renyi sampler)
+    mpe = _engine.PrivacyEngine.make_private_with_epsilon
+    if not hasattr(mpe, "__wrapped__"):
+        _engine.PrivacyEngine.make_private_with_epsilon = _calibrating(mpe)
 
 
 _register()

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from renyi import ApproxDP, Gaussian, ZCDP, dpsgd
+from renyi import GDP, ApproxDP, Gaussian, Laplace, PureDP, ZCDP, dpsgd
 from renyi.budget.accountant import Accountant
 from renyi.core.errors import BudgetExceededError, ConversionError
 from renyi.budget.ledger import MemoryLedger
@@ -34,10 +34,10 @@ def _run(acct: Accountant, seq: list) -> list:
     return out
 
 
-@pytest.mark.parametrize("budget", [None, ApproxDP(1.0, 1e-5), ZCDP(0.05)])
+@pytest.mark.parametrize("budget", [None, ApproxDP(1.0, 1e-5), ZCDP(0.05), GDP(0.4), ZCDP(0.05).to_rdp()])
 def test_fast_path_matches_general_path(budget) -> None:
     a, b = dpsgd.step_mechanism(1.1, 0.05), Gaussian(6.0)
-    if isinstance(budget, ZCDP):  # a subsampled Gaussian has no zCDP bound
+    if budget is not None and not isinstance(budget, ApproxDP):  # Gaussian spends only
         a = Gaussian(9.0)
     seq = [a] * 40 + [b] * 3 + [a] * 30 + [b] + [a] * 400
     fast, slow = Accountant(budget), _slow(Accountant(budget))
@@ -167,7 +167,8 @@ def test_memory_ledger_rows_are_runs() -> None:
     assert np.array_equal(rows[6].rdp, acct.history[6].stored.rdp)
 
 
-@pytest.mark.parametrize("budget", [ApproxDP(2.0, 1e-5), ApproxDP(3.0, 1e-6), ZCDP(0.3), ZCDP(0.2, 0.01)])
+@pytest.mark.parametrize("budget", [ApproxDP(2.0, 1e-5), ApproxDP(3.0, 1e-6), ZCDP(0.3), ZCDP(0.2, 0.01),
+                                    GDP(1.5), ZCDP(0.4).to_rdp(), PureDP(3.0)])
 def test_largest_admitted_count_does_not_depend_on_the_guess(budget) -> None:
     """The filter's floating point guess only says where the exact search starts: any guess,
     wrong by far, by one, infinite or NaN, gives the same largest admitted count."""
@@ -177,8 +178,12 @@ def test_largest_admitted_count_does_not_depend_on_the_guess(budget) -> None:
     for trial in range(6):
         acct = Accountant(budget)
         base = Gaussian(float(rng.uniform(40.0, 80.0)))
+        if isinstance(budget, PureDP):
+            base = Laplace(float(rng.uniform(20.0, 40.0)))
         acct.spend(base, int(rng.integers(1, 5)))
-        if isinstance(budget, ZCDP):
+        if isinstance(budget, PureDP):
+            unit = Laplace(float(rng.uniform(5.0, 40.0)))
+        elif not isinstance(budget, ApproxDP):
             unit = Gaussian(float(rng.uniform(5.0, 40.0)))
         else:
             unit = dpsgd.step_mechanism(float(rng.uniform(1.5, 3.0)), float(rng.uniform(0.002, 0.02)))

@@ -274,3 +274,103 @@ def test_add_pair_has_no_spurious_infinite_loss_at_small_t() -> None:
         low = float(np.exp(add.lower.log_delta(np.array([eps]))[0]))
         assert low <= truth * (1 + 1e-9) and up >= truth * (1 - 1e-9)
         assert up <= 1.05 * truth  # (a coarse 2¹⁶-point lattice)
+
+
+def _oracle_three_steps(mu: float, eps: float, remove: bool) -> float:
+    """δ(ε) of 1-of-3 Gaussian allocation by nested adaptive quadrature (scipy) over (z₁, z₂)
+    of the closed-form call/put of the third lognormal (an independent method, no lattice)."""
+    from scipy import integrate, special
+
+    a, x = mu * mu / 2.0, math.exp(eps)
+
+    def call(k: float) -> float:
+        if k <= 0:
+            return 1.0 - k
+        return float(special.ndtr(-(math.log(k) - a) / mu) - k * special.ndtr(-(math.log(k) + a) / mu))
+
+    def phi(z: float) -> float:
+        return math.exp(-z * z / 2.0) / math.sqrt(2.0 * math.pi)
+
+    def quad(f: Any, lo: float, hi: float) -> float:
+        return float(integrate.quad(f, lo, hi, limit=200, epsabs=0.0, epsrel=1e-11)[0]) if lo < hi else 0.0
+
+    def inner(z1: float) -> float:
+        y1 = math.exp(mu * z1 - a)
+
+        def f(z2: float) -> float:
+            y2 = math.exp(mu * z2 - a)
+            if remove:
+                return phi(z2) * call(3 * x - y1 - y2) / 3.0
+            k = 3.0 / x - y1 - y2
+            return phi(z2) * (x / 3.0) * (k - 1.0 + call(k)) if k > 0 else 0.0
+
+        kk = 3 * x - y1 if remove else 3.0 / x - y1
+        if kk <= 0:
+            return phi(z1) * quad(f, -12.0, 12.0) if remove else 0.0
+        zb = min(max((math.log(kk) + a) / mu, -12.0), 12.0)
+        return phi(z1) * (quad(f, -12.0, zb) + (quad(f, zb, 12.0) if remove else 0.0))
+
+    return quad(inner, -12.0, 12.0)
+
+
+@pytest.mark.slow
+def test_three_steps_against_quadrature() -> None:
+    import warnings
+
+    import numpy as np
+
+    from renyi.accounting.pld._allocation import allocation_profiles
+
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        mu = float(rng.uniform(0.5, 2.0))
+        rem, add = allocation_profiles(mu, 3, 2 ** int(rng.integers(12, 16)))
+        for prof, remove in ((rem, True), (add, False)):
+            eps = float(rng.uniform(0.0, 2.0 * mu))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                truth = _oracle_three_steps(mu, eps, remove)
+            up = float(np.exp(prof.upper.log_delta(np.array([eps]))[0]))
+            low = float(np.exp(prof.lower.log_delta(np.array([eps]))[0]))
+            assert low <= truth * (1 + 1e-7) and up >= truth * (1 - 1e-7), (mu, eps, remove, low, truth, up)
+
+
+@pytest.mark.slow
+def test_two_steps_public_brackets_off_grid() -> None:
+    """Random σ and δ through the public route: the bracket's ends, mapped through the exact
+    δ(ε) (the worse direction), straddle δ."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        sigma = float(rng.uniform(0.5, 2.0))
+        delta = float(10 ** rng.uniform(-10, -3))
+        c = renyi.routes.best_epsilon(RandomAllocation(Gaussian(sigma), steps=2), delta, "pld")
+        assert c.lower is not None
+        d_up = max(_oracle_two_steps(1 / sigma, float(c.value), r) for r in (True, False))
+        d_lo = max(_oracle_two_steps(1 / sigma, float(c.lower), r) for r in (True, False))
+        assert d_up <= delta * (1 + 1e-9) and d_lo >= delta * (1 - 1e-9), (sigma, delta, c.lower, c.value)
+
+
+@pytest.mark.slow
+def test_the_reported_case_overlaps_on_large_lattices() -> None:
+    """The case of the report: σ = 0.5 per unit shift, t = 469, 2 epochs, 2¹⁸ and 2²⁰ points."""
+    from renyi.accounting.pld._allocation import shift_item
+    from renyi.accounting.pld.distribution import epsilon_bounds
+
+    for epochs in (1, 2):
+        b = [epsilon_bounds([(shift_item(2.0, 469, 2**n), epochs)], 1e-5, fallback=False) for n in (18, 20)]
+        assert max(x[0] for x in b) <= min(x[1] for x in b), (epochs, b)
+
+
+def test_booked_tail_is_no_certified_infinite_lower_end() -> None:
+    """Regression: below δ ≈ the upper pair's booked tail (P-only mass) the PLD route said the
+    lower end was ∞, a false certificate (the true ε is finite: the RDP route bounds it)."""
+    m = RandomAllocation(Gaussian(1.0), steps=10)
+    c = renyi.routes.best_epsilon(m, 1e-14, "pld")
+    rdp = renyi.routes.best_epsilon(m, 1e-14, "rdp").value
+    assert c.lower is None or c.lower <= rdp
+    from renyi.accounting.pld.distribution import delta_bounds
+
+    lo, up = delta_bounds([(m, 1)], 40.0)
+    assert lo == 0.0 and up < 1e-12  # no finite loss reaches 40; the bound is the booked tail

@@ -79,6 +79,11 @@ def test_bad_reserve_is_a_clear_error(tmp_path, bad) -> None:
         Accountant(ApproxDP(1.0, 1e-5), plan_reserve=8)
     with pytest.raises(DomainError, match="plan_reserve needs a plan"):
         Accountant(ApproxDP(1.0, 1e-5), str(tmp_path / "none.db"), plan_reserve=8)
+    assert not os.path.exists(tmp_path / "none.db")  # nothing was written
+    plain = str(tmp_path / "plain.db")
+    Accountant(ApproxDP(1.0, 1e-5), plain).close()
+    with pytest.raises(DomainError, match="plan_reserve needs a plan"):
+        Accountant(ledger=plain, plan_reserve=8)
 
 
 WORKER = textwrap.dedent(
@@ -160,3 +165,32 @@ def test_two_processes_share_blocks_of_one_plan(tmp_path) -> None:
         assert p.returncode == 0, err.decode()
     assert sum(_ran(lg) for lg in logs) <= STEPS
     assert _on_plan(path) == STEPS and verify(path).ok
+
+
+def test_can_spend_agrees_with_spend_inside_the_last_block(tmp_path) -> None:
+    path = str(tmp_path / "c.db")
+    _ledger(path, 3)
+    with Accountant(ledger=path, plan_reserve=2) as acct:
+        acct.spend(Gaussian(80.0))  # block of 1
+        acct.spend(Gaussian(80.0))  # block of 2: the plan's last two steps are recorded
+        assert acct.plan.used == (3,) and acct.plan.ahead == 1
+        assert acct.can_spend(Gaussian(80.0))
+        acct.spend(Gaussian(80.0))
+        with pytest.raises(ConversionError, match="exhausted"):
+            acct.can_spend(Gaussian(80.0))
+
+
+def test_off_plan_spends_between_blocks_follow_the_rule(tmp_path) -> None:
+    """With room left by plan_delta, an off-plan spend is billed by the filter on what the plan
+    left (a row of its own), and the plan's next step opens a new block."""
+    path = str(tmp_path / "o.db")
+    Accountant(ApproxDP(3.0, 1e-5), path, plan=[(Gaussian(80.0), 100)], plan_delta=5e-6).close()
+    with Accountant(ledger=path, plan_reserve=4) as acct:
+        for _ in range(3):
+            acct.spend(Gaussian(80.0))
+        off = acct.spend(Gaussian(10.0))
+        assert off.plan_phase is None
+        nxt = acct.spend(Gaussian(80.0))
+        assert nxt.plan_phase == 0 and nxt.id == off.id + 1
+        assert [r.count for r in acct.records] == [1, 2, 1, 4]
+        assert acct.within_budget and acct.remaining.epsilon < 3.0 - acct.plan.epsilon

@@ -50,9 +50,9 @@ def spec(path: Path, tmp: Path, *, m: int = 1000, rho: float = 1.0, queries=None
     qs = queries or [
         {"name": "counts", "type": "count", "by": ["grp"], "keys": {"grp": GROUPS}, "weight": 1},
         {"name": "sums", "type": "sum", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": {"grp": GROUPS},
-         "weight": 1, "granularity": 0.5},
+         "weight": 1, "granularity": 0.5, "missing": "drop"},
         {"name": "means", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"],
-         "keys": {"grp": GROUPS}, "weight": 1},
+         "keys": {"grp": GROUPS}, "weight": 1, "missing": "drop"},
     ]
     return {"data": {"source": str(path), "privacy_unit": "id", "max_rows_per_unit": m},
             "privacy": {"budget": {"rho": rho}, **priv}, "query": qs}
@@ -370,7 +370,7 @@ def test_shipped_example_runs(tmp_path):
 def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, units):
     """The kept rows are each individual's m rows of smallest salted hash (what a row_number()
     window keeps), also when identical rows tie: never more than m rows per individual. The
-    hash is the portable md5 of the salt and the row's text (floats as DECIMAL(38, 9))."""
+    hash is the portable md5 of the salt and the row's text (a float x as ⌊x·10⁶⌋)."""
     from renyi.release.duckdb import kept_column, kept_sql
 
     rng = np.random.default_rng(11)
@@ -392,7 +392,7 @@ def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, 
         ref = eng._con.execute(
             f"SELECT grp, count(*), sum(x) FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
             "md5(concat_ws('|', '77', 'row', CAST(id AS VARCHAR), CAST(grp AS VARCHAR), "
-            "CAST(CAST(x AS DECIMAL(38, 9)) AS VARCHAR))), grp, x) AS rn "
+            "CAST(CAST(floor(x * 1e6) AS BIGINT) AS VARCHAR))), grp, x) AS rn "
             f"FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref
 
@@ -555,12 +555,12 @@ def test_new_query_types_end_to_end_with_targets_post_and_public_truncation(tmp_
     make_table(pub, 5_000, units=500, seed=9)
     k = {"grp": GROUPS}
     qs = [
-        {"name": "var", "type": "variance", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
-        {"name": "sd", "type": "std", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
-        {"name": "mean", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k},
+        {"name": "var", "type": "variance", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
+        {"name": "sd", "type": "std", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
+        {"name": "mean", "type": "mean", "column": "x", "bounds": [0, 100], "by": ["grp"], "keys": k, "missing": "drop"},
         {"name": "distinct", "type": "count_distinct", "column": "x", "by": ["grp"], "keys": k,
          "max_distinct_per_unit": 2},
-        {"name": "hist", "type": "histogram", "column": "x", "bins": [0, 50, 100], "by": ["grp"], "keys": k,
+        {"name": "hist", "type": "histogram", "column": "x", "bins": [0, 50, 100], "by": ["grp"], "keys": k, "missing": "drop",
          "post": ["non_negative"]},
         {"name": "counts", "type": "count", "by": ["grp"], "keys": k, "target": {"half_width": 40}},
         {"name": "levels", "type": "count", "by": ["grp"], "keys": k, "post": ["consistent"]},

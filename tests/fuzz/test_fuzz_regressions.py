@@ -415,3 +415,31 @@ def test_advanced_composition_route_with_an_underflowing_delta_share():
         c = renyi.compose((renyi.DiscreteLaplace(40.64013795816594), 44), (renyi.DiscreteLaplace(0.1), 1))
         e = c.epsilon(5e-324)
     assert 44 / 40.64013795816594 + 10 - 1e-9 <= e <= (44 / 40.64013795816594 + 10) * (1 + 1e-12)
+
+
+def test_mcdp_with_mu_below_tau_squared_over_two_has_an_rdp_curve():
+    """(μ, τ)-mCDP with μ < τ²/2 (ξ = μ − τ²/2 < 0) raised "xi must be in [0, inf)" from
+    .rdp / .to_rdp, so composing it with a mechanism of the other relation was refused."""
+    m = renyi.MCDP(284.4666354346992, 82.46368325130612)
+    rho, xi = 82.46368325130612**2 / 2, 284.4666354346992 - 82.46368325130612**2 / 2
+    for a in (1.5, 2.0, 100.0):
+        assert m.rdp(a) == pytest.approx(max(0.0, xi + rho * a), rel=1e-15)
+    assert m.rdp(1 + 1e-12) == pytest.approx(284.4666354346992, rel=1e-9) and m.rdp(math.inf) == math.inf  # → ξ + ρ = μ
+    assert m.to_rdp().rdp(2.0) == m.rdp(2.0)
+    # BS16 Lemma 24 is tight for the Gaussian: μ = τ²/2 = ρ
+    assert renyi.MCDP(0.5, 1.0).rdp(3.0) == pytest.approx(1.5)
+    mr = renyi.MCDP(284.4666354346992, 82.46368325130612, neighbouring="replace_one")
+    assert math.isfinite(renyi.compose(mr, renyi.Gaussian(1.0)).epsilon(1e-3))
+
+
+def test_a_pld_bracket_that_falls_back_to_rdp_is_ordered():
+    """The exponential mechanism's PLD uses the pure-DP pair, which dominates it without being
+    tight; its lower end 5.16e-5 was returned with the RDP route's upper end 0.0 (Pinsker on the
+    bounded-range curve: δ ≥ TV), a bracket [5.16e-5, 0]."""
+    from renyi import pld
+
+    m = renyi.PoissonSubsampled(renyi.ExponentialMechanism(0.01), 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo, up = pld.epsilon_bounds([(m, 668)], 0.001)
+    assert 0.0 <= lo <= up

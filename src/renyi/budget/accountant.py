@@ -1069,6 +1069,11 @@ class Accountant:
                               name="plan_delta", value=plan_delta)
         if plan_reserve is not None:
             plan_reserve = check_int("plan_reserve", plan_reserve)
+            if plan is None and (ledger is None or getattr(ledger, "header", 0) is None or (
+                    isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger))):
+                # a new ledger without a plan: refused before anything is written
+                raise DomainError(f"plan_reserve needs a plan (declared now, or stored in the ledger); got "
+                                  f"plan_reserve={plan_reserve!r} and no plan", name="plan_reserve", value=plan_reserve)
         if ledger is None:
             store: Ledger = MemoryLedger(lock=self._lock)  # one lock: the fast path holds both
         elif isinstance(ledger, Ledger):
@@ -1624,6 +1629,9 @@ class Accountant:
         with self._lock:
             self.refresh()
             if self._spec is not None:
+                blk = self._block
+                if k == 1 and blk is not None and blk[0] is unit and blk[1] == mech and blk[2] > 0:
+                    return True  # a step recorded ahead (plan_reserve) is waiting for it
                 if self._plan_decision(unit, mech, k, self._plan_key(unit, mech)) is not None:
                     return True
                 return self._offf.admits(self._filter, unit, k)

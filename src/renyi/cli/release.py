@@ -81,12 +81,19 @@ def _plan_rows(r: Any) -> list[dict[str, Any]]:
             rows.append({"query": m.query, "type": qp.query.type, "measurement": m.kind, "cells": m.cells,
                          "noise": m.noise_name, pname: pval * m.unit, "rho_share": m.rho,
                          "rho": m.achieved_rho, "l1": m.sensitivity.l1 * m.unit, "l2": m.sensitivity.l2 * m.unit,
-                         "derivation": m.sensitivity.derivation(),
+                         "derivation": m.derivation(),
                          "half_width_95": m.half_width * m.unit if m.coverage == 0.95 else None,
                          "half_width": m.half_width * m.unit, "coverage": m.coverage,
                          "centre": m.centre * qp.query.granularity if m.centre else None,
                          "level": None if m.level is None else list(m.level),
-                         "target": None if t is None else {"half_width": t.half_width, "coverage": t.coverage}})
+                         "target": None if t is None else {"half_width": t.half_width, "coverage": t.coverage},
+                         "quantile": m.quantile, "runs": m.runs,
+                         "threshold": m.threshold if m.kind == "discovery" else None,
+                         "delta": m.delta if m.kind == "discovery" else None})
+            if m.kind == "discovery" or m.kind.startswith("quantile"):
+                rows[-1].update(half_width_95=None, half_width=None)
+            if m.kind.startswith("quantile"):
+                rows[-1].update(l1=float(m.mechanism.sensitivity), l2=float(m.mechanism.sensitivity))
     return rows
 
 
@@ -105,19 +112,30 @@ def render_plan(r: Any) -> None:
     c.print(head)
     budget = ", ".join(f"{k} = {fmt_num(v)}" for k, v in spec.budget.items())
     conv = "" if "rho" in spec.budget else f" → plain ρ = {spec.rho:.6g} (largest ρ-zCDP implying it)"
+    if plan.delta > 0.0:
+        conv += (f"; key discovery spends δ = {plan.delta:.3g} (the release is δ-approximately ρ-zCDP"
+                 + (", ρ converted at the δ left)" if "epsilon" in spec.budget else ")"))
     c.print(Text(f"budget: {budget}{conv}; privacy unit {d.privacy_unit!r}, ≤ {d.max_rows_per_unit} row(s) "
                  f"per individual (random choice)"))
     t = Table(title="Plan (one vector release per measurement; groups are disjoint cells)", title_justify="left")
     for col, just in (("query", "left"), ("measure", "left"), ("cells", "right"), ("noise", "left"),
-                      ("σ / scale", "right"), ("ρ share", "right"), ("ℓ₁", "right"), ("ℓ₂", "right"),
+                      ("σ / scale / ε", "right"), ("ρ share", "right"), ("ℓ₁", "right"), ("ℓ₂", "right"),
                       ("± per cell", "right"), ("coverage", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for row in _plan_rows(r):
-        par = row.get("sigma", row.get("scale"))
-        hw = "see interval" if row["type"] in ("mean", "variance", "std") else fmt_up(row["half_width"])
+        par = row.get("sigma", row.get("scale", row.get("epsilon")))
+        if row["measurement"] == "discovery":
+            hw = f"keep if ≥ {row['threshold']}"
+        elif row["half_width"] is None or row["type"] in ("mean", "variance", "std"):
+            hw = "see interval"
+        else:
+            hw = fmt_up(row["half_width"])
         meas = row["measurement"] + (f" ({'total' if not row['level'] else ', '.join(row['level'])})"
                                      if row["level"] is not None else "")
-        t.add_row(Text(row["query"]), meas, f"{row['cells']:,}", row["noise"], f"{par:.4g}",
+        if row["quantile"] is not None:
+            meas += f" q={row['quantile']:g}"
+        cells = "discovered" if row["measurement"] == "discovery" or (row["cells"] == 0) else f"{row['cells']:,}"
+        t.add_row(Text(row["query"]), meas, cells, row["noise"], f"{par:.4g}",
                   f"{row['rho']:.4g}", f"{row['l1']:.6g}", f"{row['l2']:.6g}", hw, f"{row['coverage']:.4g}")
     c.print(t)
     targets = [qp for qp in plan.queries if qp.query.target is not None]
@@ -138,7 +156,7 @@ def render_plan(r: Any) -> None:
                          + (f", total {tot:+.3%}" if tot is not None else "")), markup=False)
     for qp in plan.queries:
         for m in qp.measurements:
-            c.print(Text(f"  {m.query} ({m.kind}): {m.sensitivity.derivation()}"
+            c.print(Text(f"  {m.query} ({m.kind}): {m.derivation()}"
                          + (f" (units of {fmt_num(m.unit)})" if m.unit != 1.0 else "")
                          + (f"; centred on {fmt_num(m.centre * qp.query.granularity)}" if m.centre else ""),
                          style="dim"))

@@ -48,7 +48,9 @@ class MCDP(Guarantee):
     def rdp(self, alpha: ArrayLike) -> Any:
         """max(0, μ − τ²/2 + ατ²/2) ([BS16] Lemma 24)."""
         xi, rho = conv.mcdp_to_zcdp(self.mu, self.tau)
-        out = np.maximum(0.0, conv.zcdp_to_rdp(rho, xi, ORDER.check_array("alpha", alpha)))
+        # ξ = μ − τ²/2 is negative when μ < τ²/2 (zcdp_to_rdp refuses ξ < 0: "xi must be in
+        # [0, inf)" for a valid mCDP statement); the line ρα plus ξ, clipped at 0, is the bound
+        out = np.maximum(0.0, conv.zcdp_to_rdp(rho, 0.0, ORDER.check_array("alpha", alpha)) + xi)
         return float(out) if np.ndim(out) == 0 else out
 
     def to_zcdp(self) -> ZCDP:

@@ -63,7 +63,14 @@ def source_sql(data: DataSpec) -> str:
     """The table expression of the source (a file read in place)."""
     lit = quote_literal(data.source)
     if data.format == "csv":
-        return f"read_csv({lit}, header = true, auto_detect = true)"
+        opts = [f"header = {'true' if data.header else 'false'}", "auto_detect = true"]
+        if data.null_strings is not None:
+            opts.append("nullstr = [" + ", ".join(quote_literal(x) for x in data.null_strings) + "]")
+        if data.delimiter is not None:
+            opts.append(f"delim = {quote_literal(data.delimiter)}")
+        if data.columns is not None:
+            opts.append("names = [" + ", ".join(quote_literal(x) for x in data.columns) + "]")
+        return f"read_csv({lit}, {', '.join(opts)})"
     if data.format == "parquet":
         return f"read_parquet({lit})"
     assert data.table is not None

@@ -38,7 +38,17 @@ Contract (what the sensitivity derivation of :mod:`renyi.release.plan` relies on
      values (a salted-hash choice of values);
    * histogram: ``"count"`` of length keys × bins, entry key_index × bins + bin, the bin of a
      non-NULL value x being i with eᵢ ≤ x < eᵢ₊₁ (the last bin closed; values below e₀ or above
-     e_k counted in the end bins).
+     e_k counted in the end bins);
+   * quantile: ``"count"`` of length keys × candidates, entry key_index × K + j, j the candidate
+     of the value clamped to the bounds and rounded to the grid (lower + j·granularity, capped
+     at the last candidate, the upper bound);
+   * with ``keys = "discover"``: the keys are the groups of the kept rows (``"keys"``, tuples of
+     text, sorted; groups with a NULL left out), every vector is aligned with them, and
+     ``"persons"`` counts the people per group. The per-person group choice hashes the group's
+     text (not its index among the data's groups, which another person's group could move).
+
+   Values that are NULL, NaN or ±inf follow the query's ``missing`` policy: dropped, or the
+   replacement value (the release has checked, for ``"error"``, that there are none).
 
    Within a group, the rows an individual keeps (``max_rows_per_group``) are chosen by a
    salted hash of the value the query aggregates (v, the distinct value, the bin), so that
@@ -91,6 +101,10 @@ class Engine(Protocol):
 
     def null_count(self, column: str) -> int:
         """How many rows have NULL in ``column``."""
+        ...
+
+    def missing_count(self, column: str) -> int:
+        """How many rows have NULL, NaN or ±inf in the numeric ``column``."""
         ...
 
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
@@ -195,8 +209,21 @@ class SQLEngine:
             raise SpecError(f"data: {d.label} could not read {self.where}: {redacted(e)}", name="source") from None
         return int(res["n"][0])
 
+    def missing_count(self, column: str) -> int:
+        """How many rows have NULL, NaN or ±inf in the numeric ``column``."""
+        from renyi.release.sql import missing_select
+
+        d = self.dialect
+        try:
+            res = self.fetch(missing_select(d, self.source(), column))
+        except self.errors as e:
+            raise SpecError(f"data: {d.label} could not read {self.where}: {redacted(e)}", name="source") from None
+        return int(res["n"][0])
+
     def sql(self, plan: Plan, salt: int) -> list[str]:
-        """The statements :meth:`aggregate` runs (for inspection and tests)."""
+        """The statements :meth:`aggregate` runs (for inspection and tests; a query with discovered
+        keys also runs :func:`~renyi.release.sql.data_keys_select` and
+        :func:`~renyi.release.sql.persons_select`)."""
         from renyi.release.sql import kept_select, query_select
 
         d, fl = self.dialect, self.floating()
@@ -215,7 +242,10 @@ class SQLEngine:
 
     def aggregate(self, plan: Plan, salt: int) -> Aggregates:
         """Enforce the bounds and compute every measurement's exact vector."""
-        from renyi.release.sql import AGGREGATE_COLUMNS, cells_of, kept_select, query_select
+        import dataclasses
+
+        from renyi.release.sql import (AGGREGATE_COLUMNS, cells_of, data_keys_select, kept_select, persons_select,
+                                       query_select)
 
         d, fl = self.dialect, self.floating()
         kept = self.kept_name()
@@ -226,16 +256,29 @@ class SQLEngine:
                 out: Aggregates = {}
                 for i, qp in enumerate(plan.queries):
                     name = self.keys_name(i)
+                    keys: list[tuple[str, ...]] = []
+                    if qp.query.discover:
+                        # the candidates: the groups of the kept rows (never released as such)
+                        got = self.fetch(data_keys_select(qp, plan, d, kept))
+                        cols = [got[f"k{j}"] for j in range(len(qp.query.by))]
+                        keys = [tuple(str(c[r]) for c in cols) for r in range(len(cols[0]) if cols else 0)]
+                        qp = dataclasses.replace(qp, query=dataclasses.replace(qp.query, keys=tuple(keys)))
                     self.register(name, self._keys(i, qp))
                     registered.append(name)
                     res = self.fetch(query_select(qp, plan, salt, d, kept, name, fl))
                     idx = as_int64(res["idx"])
-                    agg: dict[str, np.ndarray] = {}
+                    agg: dict[str, Any] = {}
                     for vec, col in AGGREGATE_COLUMNS.items():
                         if col in res:
                             v = np.zeros(cells_of(qp, vec), dtype=np.int64)
                             v[idx] = as_int64(res[col])
                             agg[vec] = v
+                    if qp.query.discover:
+                        res = self.fetch(persons_select(qp, plan, salt, d, kept, name, fl))
+                        p = np.zeros(len(keys), dtype=np.int64)
+                        p[as_int64(res["idx"])] = as_int64(res["p"])
+                        agg["keys"] = keys
+                        agg["persons"] = p
                     out[qp.query.name] = agg
                 return out
             except self.errors as e:

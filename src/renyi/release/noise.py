@@ -28,7 +28,11 @@ Everything after the noise is post-processing and costs no privacy:
   noises, so its interval is a *bound*, no longer the exact quantile: for the discrete
   Gaussian, which is σ²-subgaussian ([CKS20] §2: E[e^{tZ}] ≤ e^{t²σ²/2}; checked numerically
   in the tests), P[|err| > t] ≤ 2·exp(−t²/(2P)) with P the combination's variance proxy;
-  for the discrete Laplace, Chebyshev's inequality with the exact variance.
+  for the discrete Laplace, Chebyshev's inequality with the exact variance;
+* a quantile (:func:`release_quantiles`) is chosen per group by the exponential mechanism over
+  the public candidate grid, with an interval from two more exponential mechanisms;
+* a query with ``keys = "discover"`` first keeps the groups whose noisy number of people
+  reaches the threshold (:func:`discover_keys`); only those groups are released.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ import numpy as np
 from renyi.release.engine import Aggregates
 from renyi.release.plan import Measurement, Plan, QueryPlan
 
-__all__ = ["QueryResult", "add_noise", "noise_query", "project_levels"]
+__all__ = ["QueryResult", "add_noise", "noise_query", "project_levels", "release_quantiles", "discover_keys",
+           "quantile_scores"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,9 +279,115 @@ def _non_negative(v: np.ndarray, lo: np.ndarray, up: np.ndarray) -> tuple[np.nda
     return np.maximum(v, 0), np.maximum(lo, 0), np.maximum(up, 0)
 
 
+def quantile_scores(lower: np.ndarray, upper: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """u(c) = −dist(target, [L_c, R_c]) = −max(0, L_c − target, target − R_c), row by row.
+
+    Sensitivity (one row added to a group of n rows, target q·n → q·(n + 1)): a row below c
+    shifts [L_c, R_c] by 1 and the target by q (|Δu| ≤ 1 − q); a row at c widens the interval
+    by 1 to the right and moves the target by q (Δu ∈ [−max(q, 1 − q), 0]); a row above c moves
+    the target only (|Δu| ≤ q). So one row moves every score by at most max(q, 1 − q), and r
+    rows by r·max(q, 1 − q) (removal is the reverse).
+    """
+    t = np.asarray(target, dtype=np.float64)[:, None]
+    d = np.maximum(np.maximum(lower - t, t - upper), 0.0)
+    return np.asarray(-d, dtype=np.float64)
+
+
+def release_quantiles(qp: QueryPlan, exact: dict[str, np.ndarray], rng: Any = None) -> QueryResult:
+    """Release a quantile query from its exact per-group counts over the candidate grid.
+
+    ``exact["count"]`` holds, per group (key-major), the number of kept values rounded to each
+    candidate c₀ < … < c_{K−1}. With L_c = #{v < c}, R_c = #{v ≤ c} and n the group's count:
+
+    * the value is the exponential mechanism's choice with scores −dist(q·n, [L_c, R_c])
+      (:func:`quantile_scores`; 0 exactly at the q-quantiles);
+    * the lower end is the choice with the same scores on the group padded with s values at
+      the lower bound and s at the upper (L_c += s for c > c₀, R_c += s, and R += s more at
+      the top) and the target q·n. The padded target always lies in [0, n + 2s], so the best
+      score is 0, and with probability ≥ 1 − K·e^{−ηt} = 1 − β/2 the choice has score ≥ −t
+      ([DR14] Thm 3.11), hence L_c + s ≤ q·n + t < q·n + s: fewer than q·n values lie below
+      it, so it is at most the smallest q-quantile. The upper end targets q·n + 2s and is,
+      symmetrically, at least the largest q-quantile with probability ≥ 1 − β/2;
+    * the interval is [min(lower, value), max(upper, value)]: with probability ≥ 1 − β (union
+      bound) it contains every q-quantile of the group's kept, clamped, rounded values, for
+      every n (an empty group gives the whole range).
+    """
+    q = qp.query
+    cands = np.asarray(q.candidates, dtype=np.float64)
+    k = cands.size
+    cells = q.cells
+    h = np.asarray(exact["count"], dtype=np.float64).reshape(cells, k)
+    upper_c = np.cumsum(h, axis=1)
+    lower_c = upper_c - h
+    n = upper_c[:, -1] if k else np.zeros(cells)
+    assert q.quantiles is not None
+    values, lows, ups = [], [], []
+    for qq in q.quantiles:
+        ms = {m.kind: m for m in qp.measurements if m.quantile == qq}
+        target = qq * n
+        choice = {}
+        for kind in ("quantile", "quantile_lower", "quantile_upper"):
+            m = ms[kind]
+            s = m.slack
+            if kind == "quantile":
+                lo_c, up_c, t = lower_c, upper_c, target
+            else:
+                pad_lo = np.where(np.arange(k) > 0, s, 0.0)
+                pad_up = np.where(np.arange(k) == k - 1, 2.0 * s, s)
+                lo_c, up_c = lower_c + pad_lo, upper_c + pad_up
+                t = target if kind == "quantile_lower" else target + 2.0 * s
+            u = quantile_scores(lo_c, up_c, t)
+            choice[kind] = np.array([m.mechanism.release(u[i], rng=rng) for i in range(cells)], dtype=np.int64)
+        v = cands[choice["quantile"]] if cells else np.zeros(0)
+        lo = np.minimum(cands[choice["quantile_lower"]], v) if cells else np.zeros(0)
+        up = np.maximum(cands[choice["quantile_upper"]], v) if cells else np.zeros(0)
+        values.append(v)
+        lows.append(lo)
+        ups.append(up)
+    if len(q.quantiles) == 1:
+        return QueryResult(q.name, q.by, q.keys, values[0], lows[0], ups[0])
+    # several quantiles: one row per (group, quantile), group-major
+    labels = [f"{x:g}" for x in q.quantiles]
+    keys = tuple((*key, lab) for key in q.keys for lab in labels)
+    v, lo, up = (np.stack(a, axis=1).reshape(-1) if cells else np.zeros(0) for a in (values, lows, ups))
+    return QueryResult(q.name, (*q.by, "quantile"), keys, v, lo, up)
+
+
+def discover_keys(qp: QueryPlan, exact: dict[str, Any], rng: Any = None) -> tuple[QueryPlan, dict[str, np.ndarray]]:
+    """Gaussian thresholding: keep the groups of the data whose noisy number of people reaches
+    the threshold (:func:`renyi.release.plan.discovery_threshold`), and restrict the query and
+    its exact aggregates to them (sorted, so their order reveals nothing more than the set).
+
+    Only groups present in the data (after the contribution bounds) are candidates, so a key
+    outside the data is never released.
+    """
+    import dataclasses
+
+    (m,) = [x for x in qp.measurements if x.kind == "discovery"]
+    keys = [tuple(k) for k in exact["keys"]]
+    persons = np.asarray(exact["persons"], dtype=np.int64)
+    noisy = _draw(m, persons, rng) if len(keys) else np.zeros(0, dtype=np.int64)
+    kept = sorted((keys[i], i) for i in np.flatnonzero(noisy >= m.threshold).tolist())
+    idx = np.array([i for _, i in kept], dtype=np.int64)
+    q = dataclasses.replace(qp.query, keys=tuple(k for k, _ in kept))
+    out: dict[str, np.ndarray] = {}
+    for name, vec in exact.items():
+        if name in ("keys", "persons"):
+            continue
+        arr = np.asarray(vec)
+        per = arr.size // len(keys) if len(keys) else 1
+        out[name] = arr.reshape(len(keys), per)[idx].reshape(-1) if len(keys) else arr
+    rest = tuple(x for x in qp.measurements if x.kind != "discovery")
+    return dataclasses.replace(qp, query=q, measurements=rest), out
+
+
 def noise_query(qp: QueryPlan, exact: dict[str, np.ndarray], rng: Any = None) -> QueryResult:
     """Release one query: noise on each of its measurements, then the post-processing."""
+    if qp.query.discover:
+        qp, exact = discover_keys(qp, exact, rng)
     q = qp.query
+    if q.type == "quantile":
+        return release_quantiles(qp, exact, rng)
     noisy = [_draw(m, measured(m, exact, qp), rng) for m in qp.measurements]
     by, keys = q.by, q.keys
     if q.type == "histogram":

@@ -34,6 +34,11 @@ __all__ = ["Sensitivity", "Measurement", "QueryPlan", "Plan", "derive_sensitivit
 
 #: Query types released as a ratio of noisy measurements (their intervals depend on the count).
 RATIO_TYPES = ("mean", "variance", "std")
+#: Query types whose interval is not value ± a fixed half-width (no per-cell ± in the plan).
+NO_HALF_WIDTH = (*RATIO_TYPES, "quantile")
+#: Cells assumed for a query whose keys are discovered (unknown before the data are read: the
+#: bounds then come from the per-person limits alone).
+UNBOUNDED_CELLS = 2**31 - 1
 
 #: Coverage of the released intervals.
 COVERAGE = 0.95
@@ -160,23 +165,56 @@ class Measurement:
     shift: int = 0
     level: tuple[str, ...] | None = None
     keys: tuple[tuple[str, ...], ...] | None = None
+    runs: int = 1
+    quantile: float | None = None
+    slack: float = 0.0
+    delta: float = 0.0
+    threshold: int = 0
 
     @property
     def achieved_rho(self) -> float:
-        """ρ of the calibrated mechanism (≤ :attr:`rho`)."""
-        return float(self.mechanism.guarantee.to_zcdp().rho)
+        """ρ of the calibrated mechanism, times the runs one person can affect (≤ :attr:`rho`)."""
+        return self.runs * float(self.mechanism.guarantee.to_zcdp().rho)
 
     @property
     def noise_name(self) -> str:
-        """The noise distribution in words ("discrete Gaussian" or "discrete Laplace")."""
-        return "discrete Gaussian" if type(self.mechanism).__name__ == "DiscreteGaussian" else "discrete Laplace"
+        """The noise distribution in words ("discrete Gaussian", "discrete Laplace" or
+        "exponential mechanism")."""
+        return {"DiscreteGaussian": "discrete Gaussian", "DiscreteLaplace": "discrete Laplace"}.get(
+            type(self.mechanism).__name__, "exponential mechanism")
 
     @property
     def noise_parameter(self) -> tuple[str, float]:
-        """(``"sigma"``, σ) or (``"scale"``, t), in noise units."""
-        if type(self.mechanism).__name__ == "DiscreteGaussian":
+        """(``"sigma"``, σ) or (``"scale"``, t), in noise units; (``"epsilon"``, ε) for the
+        exponential mechanism (its bounded-range parameter)."""
+        name = type(self.mechanism).__name__
+        if name == "DiscreteGaussian":
             return "sigma", float(self.mechanism.sigma)
-        return "scale", float(self.mechanism.scale)
+        if name == "DiscreteLaplace":
+            return "scale", float(self.mechanism.scale)
+        return "epsilon", float(self.mechanism.bounded_range)
+
+    def derivation(self) -> str:
+        """How the sensitivity was derived, in words (the plan prints it)."""
+        sens = self.sensitivity
+        if self.kind.startswith("quantile"):
+            q = self.quantile if self.quantile is not None else 0.5
+            return (f"score sensitivity Δu = {sens.rows_per_group} rows × max(q, 1 − q) = {_num(self.mechanism.sensitivity)}"
+                    f" (q = {q:g}); one person is in ≤ {self.runs} group(s): ρ = {self.runs} × ε²/8")
+        if self.kind == "discovery":
+            return (f"people per group: one person counts once in ≤ {sens.groups} group(s): ℓ₂ = √{sens.groups}; "
+                    f"threshold {self.threshold}, δ = {self.delta:.3g}")
+        return sens.derivation()
+
+    @property
+    def spend_item(self) -> Any:
+        """What this measurement spends: the mechanism (with its runs), or for key discovery
+        the δ-approximate zCDP guarantee of Gaussian thresholding."""
+        if self.kind == "discovery":
+            from renyi.guarantees import ApproxZCDP
+
+            return ApproxZCDP(self.achieved_rho, 0.0, self.delta)
+        return (self.mechanism, self.runs) if self.runs != 1 else self.mechanism
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +238,8 @@ class QueryPlan:
     @property
     def half_width(self) -> float | None:
         """Per-cell half-width in output units, at the query's coverage (None for a mean,
-        variance or std: it depends on the count)."""
-        if self.query.type in RATIO_TYPES:
+        variance, std or quantile: it depends on the data)."""
+        if self.query.type in NO_HALF_WIDTH:
             return None
         m = self.measurements[-1]
         return m.half_width * m.unit
@@ -229,13 +267,26 @@ class Plan:
         """Total ρ of the release (the sum of the calibrated mechanisms' ρ, rounded up)."""
         return math.fsum(m.achieved_rho for m in self.measurements)
 
+    @property
+    def delta(self) -> float:
+        """Total δ of the release (key discovery; 0 without): it is δ-approximately ρ-zCDP."""
+        return math.fsum(m.delta for m in self.measurements)
+
     def mechanisms(self) -> list[Any]:
-        """The mechanism of every measurement (what the release spends), in order."""
-        return [m.mechanism for m in self.measurements]
+        """What every measurement spends (:attr:`Measurement.spend_item`), in order."""
+        return [m.spend_item for m in self.measurements]
+
+    def spend(self) -> Any:
+        """The whole release as one item for the ledger: the composition of :meth:`mechanisms`."""
+        items = self.mechanisms()
+        if len(items) == 1 and not isinstance(items[0], tuple) and self.delta == 0.0:
+            return items[0]
+        from renyi.guarantees.composition import compose
+
+        return compose(*items)
 
 
 def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
-    from renyi.accounting.calibration import calibrate
     from renyi.guarantees import ZCDP
     from renyi.mechanisms import DiscreteGaussian, DiscreteLaplace
 
@@ -243,13 +294,22 @@ def _calibrate(noise: str, sens: Sensitivity, rho: float) -> Any:
         # Nothing can move the vector (e.g. bounds within one granularity unit): calibrate as
         # for sensitivity 1, an upper bound, so the mechanism still spends no more than its share.
         sens = Sensitivity(1.0, 1.0, 1, sens.rows, sens.groups, sens.rows_per_group)
+    from renyi.accounting.calibration import calibrate
     from renyi.core.errors import DomainError
 
+    guess = sens.l2 / math.sqrt(2.0 * rho)
     try:
         if noise == "discrete_gaussian":
             # ρ = Δ₂²/(2σ²) for independent discrete Gaussian noise per cell ([CKS20] Prop. 5 and
-            # additivity of Rényi divergences over independent coordinates).
-            guess = sens.l2 / math.sqrt(2.0 * rho)
+            # additivity of Rényi divergences over independent coordinates): σ = Δ₂/√(2ρ) in closed
+            # form, stepped up until the mechanism's own ρ is within the share (no solver: the
+            # solver's import was most of a release's fixed cost).
+            sigma = guess
+            for _ in range(64):
+                mech = DiscreteGaussian(sigma, sens.l2, vector=True)
+                if float(mech.guarantee.to_zcdp().rho) <= rho:
+                    return mech
+                sigma = math.nextafter(sigma * (1.0 + 4e-16), math.inf)
             c = calibrate(lambda s: DiscreteGaussian(s, sens.l2, vector=True), ZCDP(rho),
                           bounds=(guess * 0.5, guess * 2.0))
             return DiscreteGaussian(c.value, sens.l2, vector=True)
@@ -324,10 +384,36 @@ def _sum_bound(q: QuerySpec) -> int:
 
 
 def _parts(q: QuerySpec, m: int) -> list[dict[str, Any]]:
-    """The measurements of a query before budgeting: kind, sensitivity, unit, share, centre, shift."""
-    g, r, cells = q.max_groups_per_unit, q.max_rows_per_group, q.cells
+    """The measurements of a query before budgeting: kind, sensitivity, unit, share, centre, shift.
+
+    A query with discovered keys first spends ``discovery_share`` of its ρ on finding them
+    (one ``"discovery"`` measurement: the number of people per group, each person counted once
+    in each of at most ``max_groups_per_unit`` groups); its other measurements share the rest.
+    """
+    base = _value_parts(q, m)
+    if not q.discover:
+        return base
+    g = derive_sensitivity(m, q.max_groups_per_unit, 1, UNBOUNDED_CELLS)
+    rest = 1.0 - q.discovery_share
+    return [dict(kind="discovery", sens=g, unit=1.0, share=q.discovery_share, cells=0),
+            *(dict(p, share=p["share"] * rest) for p in base)]
+
+
+def _value_parts(q: QuerySpec, m: int) -> list[dict[str, Any]]:
+    g, r = q.max_groups_per_unit, q.max_rows_per_group
+    cells = UNBOUNDED_CELLS if q.discover else q.cells
     cnt = derive_sensitivity(m, g, r, cells)
     base: list[dict[str, Any]]
+    if q.type == "quantile":
+        # per quantile: the point (half of its share) and the two ends of its interval
+        assert q.quantiles is not None
+        k = len(q.quantiles)
+        base = []
+        for qq in q.quantiles:
+            base += [dict(kind="quantile", sens=cnt, unit=1.0, share=0.5 / k, cells=q.cells, quantile=qq),
+                     dict(kind="quantile_lower", sens=cnt, unit=1.0, share=0.25 / k, cells=q.cells, quantile=qq),
+                     dict(kind="quantile_upper", sens=cnt, unit=1.0, share=0.25 / k, cells=q.cells, quantile=qq)]
+        return base
     if q.type in ("count", "histogram"):
         base = [dict(kind="count", sens=cnt, unit=1.0, share=1.0, cells=q.released_cells)]
     elif q.type == "count_distinct":
@@ -358,6 +444,7 @@ def _parts(q: QuerySpec, m: int) -> list[dict[str, Any]]:
                             "individual or the values far lower", name="max_rows_per_unit", value=m)
     if "consistent" not in q.post:
         return base
+    cells = q.cells
     # one measurement per level, coarsest first; a coarse cell merges groups, so one individual
     # adds up to min(m, g·r) rows to it, in at most g cells (an upper bound on its ℓ₁/ℓ₂)
     (b0,) = base
@@ -452,13 +539,99 @@ def make_plan(spec: ReleaseSpec) -> Plan:
         cov = q.target.coverage if q.target is not None else COVERAGE
         ps = _parts(q, m)
         if q.type in RATIO_TYPES:
-            cov = mean_coverage(cov, len(ps))
+            cov = mean_coverage(cov, sum(1 for p in ps if p["kind"] != "discovery"))
         meas = []
         for p in ps:
             r = rho_q * p["share"]
+            if p["kind"] == "discovery":
+                meas.append(_discovery_measurement(q, p, r))
+                continue
+            if p["kind"].startswith("quantile"):
+                meas.append(_quantile_measurement(q, p, r, COVERAGE))
+                continue
             mech = _calibrate(q.noise, p["sens"], r)
             meas.append(Measurement(q.name, p["kind"], r, p["sens"], mech, p["unit"], _half_width(mech, cov),
                                     p["cells"], cov, p.get("centre", 0), p.get("shift", 0), p.get("level"),
                                     p.get("keys")))
         out.append(QueryPlan(q, tuple(meas), rho_q))
     return Plan(spec, tuple(out))
+
+
+def _quantile_measurement(q: QuerySpec, p: dict[str, Any], rho: float, coverage: float) -> Measurement:
+    """One exponential mechanism per group over the public candidate grid.
+
+    The score of a candidate c is u(c) = −dist(q·n, [L_c, R_c]) with L_c = #{v < c} and
+    R_c = #{v ≤ c} over the group's kept, clamped values rounded to the grid: 0 exactly when c
+    is a q-quantile. One row moves it by at most max(q, 1 − q) (see :mod:`renyi.release.noise`),
+    so one person by Δ_u = r·max(q, 1 − q) with r rows in the group. The mechanism with
+    η = ε/(2Δ_u) is ε-bounded-range, hence ε²/8-zCDP ([CR21] §3, theory §7.4); one person
+    touches at most g groups, so ``runs = g`` and ε = √(8ρ/g).
+
+    The two ends of the interval are exponential mechanisms of the same kind on the group
+    padded with s values at each bound (s = ``slack`` > t, t = log(K/(β/2))/η, K candidates):
+    each misses its side with probability ≤ K·e^{−ηt} = β/2 ([DR14] Thm 3.11), whatever n.
+    """
+    from renyi.mechanisms import ExponentialMechanism
+
+    sens: Sensitivity = p["sens"]
+    qq = float(p["quantile"])
+    du = sens.rows_per_group * max(qq, 1.0 - qq)
+    runs = sens.groups
+    eps = math.sqrt(8.0 * rho / runs) * (1.0 - 1e-12)
+    mech = ExponentialMechanism(eps, du)
+    slack = 0.0
+    if p["kind"] != "quantile":
+        k = len(q.candidates)
+        t = math.log(k / ((1.0 - coverage) / 2.0)) / mech.eta
+        slack = t + 0.5
+    return Measurement(q.name, p["kind"], rho, sens, mech, 1.0, 0, p["cells"], coverage, runs=runs,
+                       quantile=qq, slack=slack)
+
+
+def _discovery_measurement(q: QuerySpec, p: dict[str, Any], rho: float) -> Measurement:
+    """Gaussian thresholding: discrete Gaussian noise on the number of people per group, and a
+    group is released when its noisy count reaches the threshold τ (:func:`discovery_threshold`)."""
+    assert q.discovery_delta is not None
+    sens: Sensitivity = p["sens"]
+    mech = _calibrate("discrete_gaussian", sens, rho)
+    delta = q.discovery_delta * (1.0 - HOLD_BACK)
+    tau = discovery_threshold(float(mech.sigma), sens.groups, delta)
+    return Measurement(q.name, "discovery", rho, sens, mech, 1.0, 0, 0, COVERAGE, delta=delta, threshold=tau)
+
+
+def discovery_threshold(sigma: float, groups: int, delta: float) -> int:
+    """The threshold τ of Gaussian thresholding: the least integer with 1 − (1 − p)^k ≤ δ,
+    p = P[1 + Z ≥ τ] for Z ~ 𝒩_ℤ(0, σ²) and k = ``groups``.
+
+    Why this δ: one person adds 1 to the count of at most k groups. Groups that also hold
+    other people get a vector of counts that moves by ≤ √k in ℓ₂, so their noisy counts (and
+    which of them reach τ) are (k/(2σ²))-zCDP ([CKS20] Prop. 5; thresholding is
+    post-processing). The groups only that person has (at most k, count exactly 1) are
+    released only if 1 + Z ≥ τ; conditioned on none of them being released, an event of
+    probability ≥ (1 − p)^k, the output is that of the common groups. So thresholding is
+    δ-approximately (k/(2σ²))-zCDP ([BS16] Def. 12) with δ = 1 − (1 − p)^k ≤ k·p.
+
+    p is computed from the exact discrete Gaussian tail (an upper bound by at most
+    round-off; :func:`renyi.accuracy.half_width` uses the same tail):
+
+        >>> discovery_threshold(10.0, 1, 1e-6)
+        50
+    """
+    from renyi.accounting.accuracy import _dg_log_tail
+
+    def log_p(tau: int) -> float:  # log P[Z ≥ τ − 1] = log(½ P[|Z| > τ − 2])
+        return _dg_log_tail(sigma, tau - 2) - math.log(2.0) if tau >= 2 else 0.0
+
+    def ok(tau: int) -> bool:
+        lp = log_p(tau)
+        return -math.expm1(groups * math.log1p(-math.exp(lp))) <= delta if lp < 0.0 else False
+
+    from scipy import special
+
+    z = -float(special.ndtri(delta / (2.0 * groups)))
+    tau = max(2, int(math.floor(1.0 + sigma * z)) - 2)
+    while tau > 2 and ok(tau - 1):
+        tau -= 1
+    while not ok(tau):
+        tau += 1
+    return tau

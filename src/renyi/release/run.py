@@ -28,7 +28,7 @@ import numpy as np
 from renyi.release.engine import Aggregates
 from renyi.release.noise import QueryResult, add_noise
 from renyi.release.plan import COVERAGE, RATIO_TYPES, Plan, make_plan
-from renyi.release.spec import ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
+from renyi.release.spec import MAX_QUANTILE_CELLS, ReleaseSpec, SpecError, load_spec, output_stem, parse_spec
 
 __all__ = ["ReleaseResult", "release", "resolve_spec", "release_report", "default_out_dir", "validate_columns",
            "privacy_unit_text"]
@@ -111,6 +111,12 @@ def _entry_params(m: Any) -> dict[str, Any]:
     """A measurement's parameters as the report shows them, in the release's output units (the
     unit of one noise step is the query's granularity), as the plan shows them."""
     pname, pval = m.noise_parameter
+    if m.kind.startswith("quantile"):
+        return {"epsilon": pval, "score_sensitivity": float(m.mechanism.sensitivity), "quantile": m.quantile,
+                "groups_per_person": m.runs}
+    if m.kind == "discovery":
+        return {pname: pval, "sensitivity": float(m.mechanism.sensitivity), "threshold": m.threshold,
+                "delta": m.delta}
     params: dict[str, Any] = {pname: pval * m.unit, "sensitivity": float(m.mechanism.sensitivity) * m.unit,
                               "cells": m.cells}
     if m.unit != 1.0:
@@ -135,21 +141,39 @@ def release_report(plan: Plan) -> Any:
     entries = []
     for m in plan.measurements:
         pname, _ = m.noise_parameter
-        kind = "discrete_gaussian" if pname == "sigma" else "discrete_laplace"
-        entries.append(Entry(name=f"{m.query} ({m.kind})", type=kind, mechanism=m.mechanism, count=1,
-                             params=_entry_params(m)))
+        if m.kind == "discovery":
+            kind, mech = "gaussian_thresholding", m.spend_item
+        elif m.kind.startswith("quantile"):
+            kind, mech = "exponential", m.mechanism
+        else:
+            kind, mech = ("discrete_gaussian" if pname == "sigma" else "discrete_laplace"), m.mechanism
+        entries.append(Entry(name=f"{m.query} ({m.kind}{'' if m.quantile is None else f' {m.quantile:g}'})",
+                             type=kind, mechanism=mech, count=m.runs, params=_entry_params(m)))
     spec = plan.spec
-    p = Pipeline(entries=tuple(entries), delta=spec.delta, budget=Budget(rho=spec.rho), source=spec.source,
-                 title=spec.name)
+    approx = plan.delta > 0.0
+    # an approximate-zCDP release is checked against its own (ρ, δ) below (a ρ budget has no δ)
+    p = Pipeline(entries=tuple(entries), delta=spec.delta, budget=None if approx else Budget(rho=spec.rho),
+                 source=spec.source, title=spec.name)
     report = compute_report(p)
     unit_words = privacy_unit_text(spec)
     shares = []
     for s, m in zip(report.shares, plan.measurements):
-        hw = noise_half_width(m.mechanism)
+        hw = noise_half_width(m.mechanism) if m.kind not in ("discovery", "quantile", "quantile_lower",
+                                                             "quantile_upper") else None
         shares.append(dataclasses.replace(
             s, half_width_95=None if hw is None else hw * m.unit,
             assumption=s.assumption.replace("add/remove neighbours", unit_words)))
-    return dataclasses.replace(report, shares=tuple(shares), neighbouring_note=unit_words)
+    out = dataclasses.replace(report, shares=tuple(shares), neighbouring_note=unit_words)
+    if approx:
+        from renyi.report import BudgetStatus
+
+        limit_d = spec.budget["delta"] if "rho" in spec.budget else spec.discovery_delta
+        holds = plan.rho <= spec.rho and plan.delta <= limit_d
+        out = dataclasses.replace(out, budget=BudgetStatus(
+            kind="rho", limit=spec.rho, delta=limit_d, spent=plan.rho, remaining=spec.rho - plan.rho, holds=holds,
+            note=f"δ-approximate zCDP: key discovery spends δ = {plan.delta:.6g} of {limit_d:.6g}",
+            filter="zCDP filter with a δ for key discovery (Σρ ≤ ρ, Σδ ≤ δ; [BS16] §8)"))
+    return out
 
 
 INTERVALS_COVER = (
@@ -179,10 +203,18 @@ def check_aggregates(plan: Plan, exact: Mapping[str, Mapping[str, Any]]) -> None
     Raises:
         SpecError: naming the query and the missing aggregate.
     """
-    need = {"count": "count", "sum": "sum", "sum2": "sum2", "distinct": "distinct"}
+    need = {"count": "count", "sum": "sum", "sum2": "sum2", "distinct": "distinct", "discovery": "persons",
+            "quantile": "count", "quantile_lower": "count", "quantile_upper": "count"}
     for qp in plan.queries:
         q = qp.query
         got = exact.get(q.name, {})
+        cells = q.cells
+        if q.discover:
+            if "keys" not in got:
+                raise SpecError(f"query {q.name!r}: the engine did not return the groups of the data, which "
+                                "keys = \"discover\" needs (see renyi.release.engine)", name="keys")
+            cells = len(got["keys"])
+        per = len(q.candidates) if q.type == "quantile" else (len(q.bins) - 1 if q.bins is not None else 1)
         for m in qp.measurements:
             key = need[m.kind]
             extra = ("count",) if m.kind in ("sum", "sum2") else ()
@@ -190,10 +222,13 @@ def check_aggregates(plan: Plan, exact: Mapping[str, Mapping[str, Any]]) -> None
                 if k not in got:
                     raise SpecError(f"query {q.name!r}: the engine did not compute {k!r}, which a {q.type} query "
                                     "needs (see renyi.release.engine)", name=k)
-                size = q.released_cells if k == "count" else q.cells
+                size = cells * per if k == "count" else cells
                 if len(got[k]) != size:
                     raise SpecError(f"query {q.name!r}: the engine returned {len(got[k])} values of {k!r}; "
                                     f"expected {size}", name=k)
+        if q.type == "quantile" and q.discover and cells * per > MAX_QUANTILE_CELLS:
+            raise SpecError(f"query {q.name!r}: {cells} groups × {per} candidates exceed {MAX_QUANTILE_CELLS} "
+                            "counts; use a coarser granularity", name="granularity")
 
 
 def exact_statistic(qp: Any, agg: dict[str, Any]) -> Any:
@@ -208,6 +243,8 @@ def exact_statistic(qp: Any, agg: dict[str, Any]) -> Any:
             return n
         if q.type == "count_distinct":
             return agg["distinct"].astype(float)
+        if q.type == "quantile":
+            return exact_quantiles(q, agg["count"])
         g = q.granularity
         s = agg["sum"].astype(float)
         if q.type == "sum":
@@ -218,6 +255,22 @@ def exact_statistic(qp: Any, agg: dict[str, Any]) -> Any:
         sc = s - c * n
         var = np.where(n > 0, agg["sum2"].astype(float) / n - (sc / n) ** 2, np.nan) * g * g
         return np.sqrt(np.maximum(var, 0.0)) if q.type == "std" else var
+
+
+def exact_quantiles(q: Any, counts: Any) -> Any:
+    """The smallest q-quantile of every group (group-major over the quantiles), from the counts
+    over the candidate grid; NaN for an empty group. Used on public data only."""
+    import numpy as np
+
+    cands = np.asarray(q.candidates, dtype=np.float64)
+    h = np.asarray(counts, dtype=np.float64).reshape(-1, cands.size)
+    up = np.cumsum(h, axis=1)
+    n = up[:, -1]
+    out = np.full((h.shape[0], len(q.quantiles)), np.nan)
+    for j, qq in enumerate(q.quantiles):
+        first = np.argmax(up >= qq * n[:, None], axis=1)
+        out[:, j] = np.where(n > 0, cands[first], np.nan)
+    return out.reshape(-1)
 
 
 def truncation_effect(plan: Plan) -> dict[str, Any] | None:
@@ -246,6 +299,13 @@ def truncation_effect(plan: Plan) -> dict[str, Any] | None:
     pub = spec.data.public
     fmt = "parquet" if pub.lower().endswith((".parquet", ".pq")) else "csv"
     data = dataclasses.replace(spec.data, source=pub, format=fmt, table=None)
+    if fmt != "csv":  # the spec's CSV options are for CSV files only
+        data = dataclasses.replace(data, null_strings=None, delimiter=None, header=True, columns=None)
+    # discovered keys differ between the two runs: their effect is not measured
+    public_qs = tuple(q for q in spec.queries if not q.discover)
+    if not public_qs:
+        return {"public": pub, "queries": {}}
+    spec = dataclasses.replace(spec, queries=public_qs, discovery_delta=0.0)
     free_q = tuple(dataclasses.replace(q, max_groups_per_unit=None, max_rows_per_group=None,
                                        max_distinct_per_unit=None, target=None) for q in spec.queries)
     bounded = make_plan(dataclasses.replace(spec, data=data,
@@ -267,7 +327,7 @@ def truncation_effect(plan: Plan) -> dict[str, Any] | None:
             "median_abs_change": float(np.median(d)) if d.size else 0.0,
             "max_abs_change": float(d.max()) if d.size else 0.0,
         }
-        if qb.query.type not in RATIO_TYPES:
+        if qb.query.type not in (*RATIO_TYPES, "quantile"):
             tot = float(np.sum(y[ok]))
             row["total_relative_change"] = float((np.sum(x[ok]) - tot) / tot) if tot else 0.0
         out["queries"][qb.query.name] = row
@@ -301,22 +361,64 @@ def validate_columns(plan: Plan, columns: Mapping[str, Any]) -> None:
                                 name=q.column)
 
 
+def _budget_guarantee(rho: float, budget: Mapping[str, float], discovery_delta: float) -> Any:
+    """The ledger budget of a release budget: ρ-zCDP, or δ-approximate ρ-zCDP when it has a δ
+    for key discovery (all of a ``{rho, delta}`` budget's δ; the discovery part of an
+    ``{epsilon, delta}`` budget's)."""
+    from renyi.guarantees import ZCDP, ApproxZCDP
+
+    if "rho" in budget and "delta" in budget:
+        return ApproxZCDP(rho, 0.0, budget["delta"])
+    if discovery_delta > 0.0:
+        return ApproxZCDP(rho, 0.0, discovery_delta)
+    return ZCDP(rho)
+
+
+def check_missing(plan: Plan, engine: Any) -> None:
+    """No column read under ``missing = "error"`` holds NULL, NaN or ±inf (before any spend).
+
+    Raises:
+        SpecError: naming the query, the column and how many rows (the curator's own data: the
+            count is in the message, never in the release).
+    """
+    from renyi.release.spec import MISSING_TYPES
+
+    counted: dict[str, int] = {}
+    for qp in plan.queries:
+        q = qp.query
+        if q.type not in MISSING_TYPES or q.missing != "error" or q.column is None:
+            continue
+        if q.column not in counted:
+            counted[q.column] = int(engine.missing_count(q.column))
+        n = counted[q.column]
+        if n:
+            raise SpecError(f"query {q.name!r}: column {q.column!r} has {n} row(s) with NULL, NaN or ±inf; set "
+                            "missing = \"drop\" or a replacement value within the bounds", name="missing", value=n)
+
+
 def _open_accountant(spec: ReleaseSpec) -> Any:
     from renyi.budget.accountant import Accountant
-    from renyi.guarantees import ZCDP
 
     if spec.ledger is None:
-        return Accountant(ZCDP(spec.rho))
+        return Accountant(_budget_guarantee(spec.rho, spec.budget, spec.discovery_delta))
     if os.path.exists(spec.ledger):
         return Accountant(None, ledger=spec.ledger)  # the ledger keeps its own budget
     if not os.path.isdir(os.path.dirname(os.path.abspath(spec.ledger))):
         raise SpecError(f"privacy: ledger {spec.ledger}: its directory does not exist", name="ledger")
-    total = spec.rho
     if spec.ledger_budget is not None:
         from renyi.release.spec import parse_budget
 
-        total, _ = parse_budget("privacy.ledger_budget", spec.ledger_budget)
-    return Accountant(ZCDP(total), ledger=spec.ledger)
+        total, b = parse_budget("privacy.ledger_budget", spec.ledger_budget)
+        dd = spec.discovery_delta if "epsilon" in b else 0.0
+        if dd > 0.0:  # the ledger's δ for discovery comes out of its (ε, δ), as for the release's
+            from renyi.guarantees.conversions import zcdp_rho_for
+
+            if dd >= b["delta"]:
+                raise SpecError(f"privacy: ledger_budget's delta must exceed the δ of key discovery, {dd:.6g}",
+                                name="ledger_budget")
+            total = zcdp_rho_for(b["epsilon"], (b["delta"] - dd) / (1.0 - dd))
+        return Accountant(_budget_guarantee(total, b, dd), ledger=spec.ledger)
+    return Accountant(_budget_guarantee(spec.rho, spec.budget, spec.discovery_delta), ledger=spec.ledger)
 
 
 def _label(spec: ReleaseSpec, plan: Plan, rid: str) -> str:
@@ -343,12 +445,34 @@ def _centring_text(m: Any, q: Any) -> str | None:
     return None
 
 
+def missing_text(q: Any) -> str | None:
+    """What the release did with rows whose column is NULL, NaN or ±inf, in words (None when
+    the query reads no numeric column). The number of such rows is never released."""
+    from renyi.release.spec import MISSING_TYPES
+
+    if q.type not in MISSING_TYPES:
+        return None
+    if q.missing == "error":
+        return (f"none: the release checked that {q.column!r} has no NULL, NaN or ±inf value (it would have "
+                "failed before any spend)")
+    if q.missing == "drop":
+        return (f"rows whose {q.column!r} is NULL, NaN or ±inf take no part in this query (the rows each person keeps "
+                "are chosen first)")
+    return f"NULL, NaN and ±inf in {q.column!r} were replaced by {q.missing:g} (within the bounds)"
+
+
 def interval_text(qp: Any) -> str:
     """What a query's intervals cover, in words (also in ``release.json``)."""
     q = qp.query
     cov = qp.coverage
     tail = ("The interval covers the noise only: not which rows the per-person contribution bounds kept, nor "
             "values changed by clamping or rounding.")
+    if q.type == "quantile":
+        return (f"[lower, upper] from two more exponential mechanisms over the grid (each on the group padded with "
+                f"values at both bounds, failing with probability ≤ {(1 - cov) / 2:g}): contains every q-quantile "
+                f"of the group's kept, clamped values rounded to the grid with probability ≥ {cov:g} per group and "
+                "quantile (union bound), whatever the group's size; the value is the exponential mechanism's "
+                "choice (no coverage of its own). " + tail)
     if q.type in RATIO_TYPES:
         k = len(qp.measurements)
         return (f"the range of the {q.type} over the box of its {k} measurements' intervals, each at coverage "
@@ -373,10 +497,19 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
             # every figure in output units (one noise step is `unit`), as in the plan and the report
             row = {"kind": m.kind, "noise": m.noise_name, pname: pval * m.unit, "rho": m.achieved_rho,
                    "rho_share": m.rho, "l1": m.sensitivity.l1 * m.unit, "l2": m.sensitivity.l2 * m.unit,
-                   "derivation": m.sensitivity.derivation(), "unit": m.unit,
+                   "derivation": m.derivation(), "unit": m.unit,
                    "half_width_95": m.half_width * m.unit if q.type not in RATIO_TYPES and m.coverage == COVERAGE
                    else None,
                    "half_width": m.half_width * m.unit, "coverage": m.coverage}
+            if m.kind.startswith("quantile"):
+                row.update(half_width_95=None, half_width=None, quantile=m.quantile, runs=m.runs,
+                           score_sensitivity=float(m.mechanism.sensitivity), eta=float(m.mechanism.eta),
+                           candidates=len(q.candidates), slack=m.slack or None)
+            if m.kind == "discovery":
+                row.update(half_width_95=None, half_width=None, threshold=m.threshold, delta=m.delta,
+                           how=("Gaussian thresholding: a group of the data is released when its number of people "
+                                f"(each counted in at most {m.sensitivity.groups} groups) plus discrete Gaussian "
+                                f"noise reaches {m.threshold}; δ = 1 − (1 − P[1 + Z ≥ τ])^k"))
             c = _centring_text(m, q)
             if c is not None:
                 row["centring"] = c
@@ -394,6 +527,9 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
                         "bins": list(q.bins) if q.bins is not None else None,
                         "max_distinct_per_unit": q.max_distinct_per_unit, "post": list(q.post),
                         "max_groups_per_unit": q.max_groups_per_unit, "max_rows_per_group": q.max_rows_per_group,
+                        "quantiles": None if q.quantiles is None else list(q.quantiles),
+                        "missing": missing_text(q), "keys": "discover" if q.discover else q.key_source,
+                        "discovery_delta": q.discovery_delta,
                         "measurements": ms})
     return {
         "format": "renyi-release",
@@ -407,6 +543,7 @@ def _manifest(plan: Plan, rid: str, spend: Any, files: list[str]) -> dict[str, A
         "budget": dict(spec.budget),
         "rho_budget": spec.rho,
         "rho_spent": plan.rho,
+        "delta_spent": plan.delta,
         "ledger": spec.ledger,
         "ledger_spend_id": None if spend is None else spend.id,
         "coverage": COVERAGE,
@@ -504,7 +641,7 @@ def check_fits_int64(plan: Plan, exact: Aggregates) -> None:
         agg = exact.get(qp.query.name, {})
         for m in qp.measurements:
             _, scale = m.noise_parameter
-            top = max((float(np.max(np.abs(v))) for v in agg.values() if np.size(v)), default=0.0)
+            top = max((float(np.max(np.abs(v))) for k, v in agg.items() if k != "keys" and np.size(v)), default=0.0)
             if not top + 1000.0 * float(scale) < _INT64_ROOM:
                 raise SpecError(f"query {qp.query.name!r}: its noise (scale {float(scale):.6g}) is too large to "
                                 "release as 64-bit integers; raise the budget, narrow the bounds or coarsen the "
@@ -520,7 +657,7 @@ def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, sa
 
     acct = _open_accountant(s)
     try:
-        total = compose(*plan.mechanisms()) if len(plan.measurements) > 1 else plan.measurements[0].mechanism
+        total = plan.spend()
         if not acct.can_spend(total):
             acct.spend(total)  # raises BudgetExceededError with the accountant's own message
         with open_engine(s) as engine:
@@ -530,6 +667,7 @@ def _release(s: ReleaseSpec, plan: Plan, report: Any, out_dir: str, rng: Any, sa
                 raise SpecError(f"data: the privacy unit {s.data.privacy_unit!r} has {nulls} NULL value(s); "
                                 "every row must belong to an identified individual", name=s.data.privacy_unit,
                                 value=nulls)
+            check_missing(plan, engine)
             if salt is None:
                 from renyi.mechanisms.samplers import secure_rng
 

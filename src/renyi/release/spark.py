@@ -237,6 +237,9 @@ class SparkEngine(SQLEngine):
 
     def __init__(self, data: DataSpec, *, master: str | None = None, conf: dict[str, str] | None = None,
                  memory_limit: str | None = None, threads: int | None = None, start_timeout: float = 120.0) -> None:
+        if data.null_strings is not None and len(data.null_strings) > 1:
+            raise SpecError("data: the spark engine reads one null_string (Spark's CSV nullValue); got "
+                            f"{list(data.null_strings)!r}", name="null_string")
         if data.format not in ("csv", "parquet"):
             raise SpecError(f"data: the spark engine reads CSV and Parquet sources; got a {data.format} source",
                             name="format", value=data.format)
@@ -261,7 +264,17 @@ class SparkEngine(SQLEngine):
                 self._session.conf.set(k, v)
             reader = self._session.read
             if data.format == "csv":
-                df = reader.option("header", "true").option("inferSchema", "true").csv(data.source)
+                reader = reader.option("header", "true" if data.header else "false").option("inferSchema", "true")
+                if data.null_strings is not None:
+                    reader = reader.option("nullValue", data.null_strings[0])
+                if data.delimiter is not None:
+                    reader = reader.option("sep", data.delimiter)
+                df = reader.csv(data.source)
+                if data.columns is not None:
+                    if len(df.columns) != len(data.columns):
+                        raise SpecError(f"data: columns names {len(data.columns)} columns; {data.source} has "
+                                        f"{len(df.columns)}", name="columns")
+                    df = df.toDF(*data.columns)
             else:
                 df = reader.parquet(data.source)
             df.createOrReplaceTempView(self._view)

@@ -55,6 +55,8 @@ __all__ = [
     "ReleaseSpec",
     "QUERY_TYPES",
     "VALUE_TYPES",
+    "MISSING_TYPES",
+    "MISSING_POLICIES",
     "TARGET_TYPES",
     "POST_STEPS",
     "Target",
@@ -64,9 +66,18 @@ __all__ = [
     "load_spec",
 ]
 
-QUERY_TYPES = ("count", "sum", "mean", "variance", "std", "count_distinct", "histogram")
+QUERY_TYPES = ("count", "sum", "mean", "variance", "std", "count_distinct", "histogram", "quantile")
 #: Query types whose rows carry a clamped numeric value (they need column and bounds).
-VALUE_TYPES = ("sum", "mean", "variance", "std")
+VALUE_TYPES = ("sum", "mean", "variance", "std", "quantile")
+#: Query types with a missing-value policy (``missing``): every type that reads a numeric column.
+MISSING_TYPES = ("sum", "mean", "variance", "std", "quantile", "histogram")
+#: Missing-value policies besides a replacement number.
+MISSING_POLICIES = ("error", "drop")
+#: Most candidates of a quantile's grid, and most (groups × candidates) of one quantile query.
+MAX_CANDIDATES = 100_000
+MAX_QUANTILE_CELLS = 20_000_000
+#: The part of a discovering query's ρ spent on finding its keys (the default).
+DISCOVERY_SHARE = 0.25
 #: Query types whose interval depends only on the noise (a target half-width can be solved for).
 TARGET_TYPES = ("count", "sum", "count_distinct", "histogram")
 #: Opt-in post-processing steps (no privacy cost).
@@ -100,6 +111,12 @@ class DataSpec:
         public: a public table with the same columns (CSV or Parquet; e.g. synthetic data or
             an earlier public table) on which the effect of the contribution bounds is
             measured, at no privacy cost (None: not measured).
+        null_strings: for a CSV source, the texts read as NULL (e.g. ``("NULL", "NA")``; None:
+            the engine's default, an empty field).
+        delimiter: for a CSV source, the field separator (None: detected).
+        header: for a CSV source, whether its first line names the columns.
+        columns: for a CSV source without a header, the column names in order (None: with
+            a header).
     """
 
     source: str
@@ -110,6 +127,10 @@ class DataSpec:
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
     public: str | None = None
+    null_strings: tuple[str, ...] | None = None
+    delimiter: str | None = None
+    header: bool = True
+    columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +171,14 @@ class QuerySpec:
         max_distinct_per_unit: for count_distinct, the distinct values one individual may add
             to one group (None: bounded by the rows per group only).
         post: opt-in post-processing (``"non_negative"``, ``"consistent"``), in order.
+        quantiles: for a quantile query, the quantiles released (each in (0, 1)), else None.
+        missing: what a row whose ``column`` is NULL, NaN or ±inf does: ``"error"`` (the
+            release fails before any spend, naming the column and the number of rows),
+            ``"drop"`` (the row takes no part in this query) or a number (the value used
+            instead; it must lie within ``bounds``, or within the bins of a histogram).
+        discovery_delta: for a query with ``keys = "discover"``, the δ of its key discovery
+            (Gaussian thresholding), else None.
+        discovery_share: the part of the query's ρ spent on discovering its keys.
     """
 
     name: str
@@ -169,11 +198,28 @@ class QuerySpec:
     bins: tuple[float, ...] | None = None
     max_distinct_per_unit: int | None = None
     post: tuple[str, ...] = ()
+    quantiles: tuple[float, ...] | None = None
+    missing: str | float = "error"
+    discovery_delta: float | None = None
+    discovery_share: float = DISCOVERY_SHARE
+
+    @property
+    def discover(self) -> bool:
+        """Whether the keys are discovered from the data (``keys = "discover"``)."""
+        return self.key_source == "discover"
 
     @property
     def cells(self) -> int:
-        """Number of groups (the length of the key list)."""
+        """Number of groups (the length of the key list; 0 before discovery)."""
         return len(self.keys)
+
+    @property
+    def candidates(self) -> tuple[float, ...]:
+        """A quantile query's public candidate grid: lower, lower + granularity, ..., up to the
+        upper bound (included); () for other queries."""
+        if self.type != "quantile" or self.bounds is None:
+            return ()
+        return quantile_grid(self.bounds[0], self.bounds[1], self.granularity)
 
     @property
     def bin_labels(self) -> tuple[str, ...]:
@@ -190,6 +236,24 @@ class QuerySpec:
         return len(self.keys) * (len(self.bins) - 1 if self.bins is not None else 1)
 
 
+def quantile_grid(lower: float, upper: float, granularity: float) -> tuple[float, ...]:
+    """The candidates of a quantile: lower + j·granularity for j = 0..J−1, and the upper bound
+    (J = ⌈(upper − lower)/granularity⌉; the last step may be shorter).
+
+        >>> quantile_grid(0.0, 10.0, 2.5)
+        (0.0, 2.5, 5.0, 7.5, 10.0)
+        >>> quantile_grid(0.0, 10.0, 4.0)
+        (0.0, 4.0, 8.0, 10.0)
+    """
+    n = grid_steps(lower, upper, granularity)
+    return tuple(lower + j * granularity for j in range(n)) + (upper,)
+
+
+def grid_steps(lower: float, upper: float, granularity: float) -> int:
+    """J = ⌈(upper − lower)/granularity⌉ (0 when lower = upper): the grid has J + 1 candidates."""
+    return max(0, math.ceil((upper - lower) / granularity - 1e-9))
+
+
 def _edge(x: float) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 2**53 else repr(float(x))
 
@@ -204,7 +268,8 @@ class ReleaseSpec:
         queries: the queries, in order.
         rho: the release's budget as plain ρ (an (ε, δ) budget converted to the largest
             ρ-zCDP that implies it).
-        budget: the budget as written (``{"rho": ...}`` or ``{"epsilon": ..., "delta": ...}``).
+        budget: the budget as written (``{"rho": ...}``, ``{"rho": ..., "delta": ...}`` (δ-approximate
+            ρ-zCDP) or ``{"epsilon": ..., "delta": ...}``).
         delta: δ at which the report states ε.
         ledger: path of the ledger (a SQLite file), or None for an in-memory one.
         ledger_budget: the total a new ledger allows, as written (None: this release's budget).
@@ -213,6 +278,8 @@ class ReleaseSpec:
         memory_limit / threads: engine settings (None: the engine's defaults; for Spark, the
             driver's memory and the cores of the default ``local`` master).
         source: where the spec came from (a path or ``"<dict>"``).
+        discovery_delta: Σ of the queries' discovery δ (0 without key discovery): the release
+            is ``discovery_delta``-approximately ρ-zCDP.
         engine: ``"duckdb"`` (embedded, the default) or ``"spark"`` (``[engine] name``).
         master: the Spark master URL (None: ``local[*]``, or the session already running).
         engine_conf: extra Spark settings (``[engine] conf``: ``spark.*`` keys), as (key, value) pairs.
@@ -233,6 +300,7 @@ class ReleaseSpec:
     memory_limit: str | None = None
     threads: int | None = None
     source: str = "<dict>"
+    discovery_delta: float = 0.0
     engine: str = "duckdb"
     master: str | None = None
     engine_conf: tuple[tuple[str, str], ...] = ()
@@ -290,7 +358,8 @@ def _resolve(base: str | None, path: str) -> str:
 # Sections
 # --------------------------------------------------------------------------------------
 _DATA_KEYS = ("source", "format", "table", "privacy_unit", "max_rows_per_unit", "max_groups_per_unit", "public",
-              "max_rows_per_group")
+              "max_rows_per_group", "null_string", "delimiter", "header", "columns")
+_CSV_KEYS = ("null_string", "delimiter", "header", "columns")
 
 
 def _parse_data(raw: Any, base: str | None) -> DataSpec:
@@ -331,7 +400,55 @@ def _parse_data(raw: Any, base: str | None) -> DataSpec:
         if not public.lower().endswith((".csv", ".csv.gz", ".tsv", ".parquet", ".pq")):
             raise SpecError(f"data: public must be a CSV or Parquet file; got {raw['public']!r}", name="public",
                             value=raw["public"])
-    return DataSpec(source, fmt, table, unit, m, g, r, public)
+    nulls, delim, header, columns = _parse_csv_options(raw, fmt)
+    return DataSpec(source, fmt, table, unit, m, g, r, public, nulls, delim, header, columns)
+
+
+def _parse_csv_options(raw: Mapping[str, Any], fmt: str) -> tuple[tuple[str, ...] | None, str | None, bool,
+                                                                    tuple[str, ...] | None]:
+    """``null_string``, ``delimiter``, ``header`` and ``columns`` of a CSV source."""
+    given = [k for k in _CSV_KEYS if k in raw]
+    if given and fmt != "csv":
+        raise SpecError(f"data: {given[0]} is a CSV option; the source is {fmt}", name=given[0])
+    nulls = None
+    if "null_string" in raw:
+        v = raw["null_string"]
+        vals = [v] if isinstance(v, str) else v
+        if not isinstance(vals, list) or not vals or not all(isinstance(x, str) for x in vals):
+            raise SpecError(f"data: null_string must be a string or a list of strings (the texts read as NULL); got "
+                            f"{_kind(v)} {v!r}", name="null_string", value=v)
+        if any(any(c in x for c in "\n\r") for x in vals):
+            raise SpecError(f"data: null_string must not contain a line break; got {v!r}", name="null_string", value=v)
+        nulls = tuple(vals)
+    delim = None
+    if "delimiter" in raw:
+        v = raw["delimiter"]
+        if not isinstance(v, str) or len(v) != 1 or v in "\n\r\"":
+            raise SpecError(f"data: delimiter must be one character (not a quote or a line break); got {v!r}",
+                            name="delimiter", value=v)
+        delim = v
+    header = True
+    if "header" in raw:
+        if not isinstance(raw["header"], bool):
+            raise SpecError(f"data: header must be true or false; got {_kind(raw['header'])} {raw['header']!r}",
+                            name="header", value=raw["header"])
+        header = raw["header"]
+    columns = None
+    if "columns" in raw:
+        v = raw["columns"]
+        if header:
+            raise SpecError("data: columns names the columns of a CSV without a header; give header = false "
+                            "(with a header, the names are read from it)", name="columns")
+        if not isinstance(v, list) or not v or not all(isinstance(x, str) and x.strip() for x in v):
+            raise SpecError(f"data: columns must be a list of column names; got {_kind(v)} {v!r}", name="columns",
+                            value=v)
+        if len({_fold(x) for x in v}) != len(v):
+            raise SpecError(f"data: columns names a column twice: {v!r}", name="columns", value=v)
+        columns = tuple(v)
+    elif not header:
+        raise SpecError("data: a CSV without a header (header = false) needs columns = [\"name\", ...], its column "
+                        "names in order", name="columns")
+    return nulls, delim, header, columns
 
 
 def parse_budget(where: str, raw: Any) -> tuple[float, dict[str, float]]:
@@ -340,17 +457,25 @@ def parse_budget(where: str, raw: Any) -> tuple[float, dict[str, float]]:
     An (ε, δ) target becomes the largest ρ such that ρ-zCDP implies (ε, δ)-DP through the
     best zCDP → DP conversion ([CKS20] Cor. 13, [BS16] Lemma 38, whichever is tighter):
     plain zCDP, never δ-approximate zCDP, so that the releases compose as ρ's.
+    ``{rho, delta}`` is a δ-approximate ρ-zCDP budget ([BS16] Def. 12): ρ as given, and a δ
+    that only key discovery spends.
     """
     if not isinstance(raw, Mapping):
         raise SpecError(f"{where} must be a table like {{ rho = 1.0 }} or {{ epsilon = 1.0, delta = 1e-10 }}; "
                         f"got {_kind(raw)} {raw!r}")
     _keys_allowed(where, raw, ("rho", "epsilon", "delta"))
     if "rho" in raw:
-        if "epsilon" in raw or "delta" in raw:
-            raise SpecError(f"{where}: give either rho or epsilon and delta, not both")
+        if "epsilon" in raw:
+            raise SpecError(f"{where}: give either rho (and optionally delta) or epsilon and delta, not both",
+                            name="epsilon")
         rho = _real(where, "rho", raw["rho"])
         if not 0.0 < rho < math.inf:
             raise SpecError(f"{where}: rho must be in (0, inf); got {raw['rho']!r}", name="rho", value=raw["rho"])
+        if "delta" in raw:
+            dl = _real(where, "delta", raw["delta"])
+            if not 0.0 < dl < 1.0:
+                raise SpecError(f"{where}: delta must be in (0, 1); got {raw['delta']!r}", name="delta", value=dl)
+            return rho, {"rho": rho, "delta": dl}
         return rho, {"rho": rho}
     if "epsilon" not in raw or "delta" not in raw:
         raise SpecError(f"{where}: needs rho, or epsilon and delta (δ > 0: a pure ε is not a ρ budget)")
@@ -415,12 +540,14 @@ def _key_text(v: Any) -> str:
 def _parse_keys(where: str, raw: Any, by: tuple[str, ...], base: str | None) -> tuple[tuple[tuple[str, ...], ...], str]:
     if not by:
         if raw is not None:
-            raise SpecError(f"{where}: keys are only for queries with by columns")
+            raise SpecError(f"{where}: keys are only for queries with by columns", name="keys")
         return ((),), "total"
     if raw is None:
         raise SpecError(f"{where}: missing required key 'keys': the public list of groups "
-                        "(keys = { file = \"keys.csv\" } or keys = { column = [...] }); keys never come from the data",
-                        name="keys")
+                        "(keys = { file = \"keys.csv\" } or keys = { column = [...] }), or keys = \"discover\" "
+                        "to find them in the data (at a cost in ρ and δ)", name="keys")
+    if isinstance(raw, str) and raw.strip().lower() == "discover":
+        return (), "discover"
     if not isinstance(raw, Mapping):
         raise SpecError(f"{where}: keys must be a table; got {_kind(raw)} {raw!r}", name="keys")
     if "file" in raw:
@@ -469,7 +596,7 @@ def _first_duplicate(rows: Sequence[tuple[str, ...]]) -> tuple[str, ...] | None:
 
 _QUERY_KEYS = ("name", "type", "by", "keys", "column", "bounds", "granularity", "weight", "noise",
                "max_groups_per_unit", "max_rows_per_group", "mean_sum_share", "target", "bins",
-               "max_distinct_per_unit", "post")
+               "max_distinct_per_unit", "post", "quantiles", "missing", "discovery_delta", "discovery_share")
 _SAFE = re.compile(r"[^\w.-]+")
 
 
@@ -522,9 +649,16 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
                "count_distinct": ("bounds", "bins"),
                "histogram": ("bounds", "max_distinct_per_unit")}.get(
         qtype, ("bins", "max_distinct_per_unit"))
+    if qtype != "quantile":
+        not_for = (*not_for, "quantiles")
+    if qtype not in MISSING_TYPES:
+        not_for = (*not_for, "missing")
+    if key_source != "discover":
+        not_for = (*not_for, "discovery_delta", "discovery_share")
     for k in not_for:
         if k in raw:
-            raise SpecError(f"{where}: {k} is not used by a {qtype} query", name=k)
+            extra = " (only with keys = \"discover\")" if k.startswith("discovery_") else ""
+            raise SpecError(f"{where}: {k} is not used by a {qtype} query{extra}", name=k)
     if qtype != "count":
         if "column" not in raw:
             raise SpecError(f"{where}: a {qtype} query needs column = \"name\"", name="column")
@@ -599,10 +733,116 @@ def _parse_query(i: int, raw: Any, data: DataSpec, noise: str, base: str | None,
     if target is not None and "consistent" in post:
         raise SpecError(f"{where}: a target cannot be combined with post consistent (the projected intervals "
                         "are bounds, not the exact noise quantiles a target is solved for)", name="target")
+    quantiles = _parse_quantiles(where, raw, qtype, by, keys, key_source, bounds, gran)
+    missing = _parse_missing(where, raw.get("missing", "error"), qtype, bounds, bins)
+    ddelta, dshare = None, DISCOVERY_SHARE
+    if key_source == "discover":
+        if "consistent" in post:
+            raise SpecError(f"{where}: post consistent needs a public key list (its levels are derived from it); "
+                            "it cannot be combined with keys = \"discover\"", name="post")
+        if target is not None:
+            raise SpecError(f"{where}: a target cannot be combined with keys = \"discover\" (give a weight)",
+                            name="target")
+        if "discovery_delta" in raw:
+            ddelta = _real(where, "discovery_delta", raw["discovery_delta"])
+            if not 0.0 < ddelta < 1.0:
+                raise SpecError(f"{where}: discovery_delta must be in (0, 1); got {raw['discovery_delta']!r}",
+                                name="discovery_delta", value=ddelta)
+        dshare = _real(where, "discovery_share", raw.get("discovery_share", DISCOVERY_SHARE))
+        if not 0.0 < dshare < 1.0:
+            raise SpecError(f"{where}: discovery_share must be in (0, 1); got {raw.get('discovery_share')!r}",
+                            name="discovery_share", value=dshare)
     return QuerySpec(name=name, type=qtype, by=by, keys=keys, column=column, bounds=bounds, granularity=gran,
                      weight=weight, noise=qnoise, max_groups_per_unit=g, max_rows_per_group=r,
                      mean_sum_share=share, key_source=key_source, target=target, bins=bins,
-                     max_distinct_per_unit=kd, post=post)
+                     max_distinct_per_unit=kd, post=post, quantiles=quantiles, missing=missing,
+                     discovery_delta=ddelta, discovery_share=dshare)
+
+
+def _parse_quantiles(where: str, raw: Mapping[str, Any], qtype: str, by: tuple[str, ...],
+                     keys: tuple[tuple[str, ...], ...], key_source: str, bounds: tuple[float, float] | None,
+                     gran: float) -> tuple[float, ...] | None:
+    if qtype != "quantile":
+        return None
+    assert bounds is not None
+    v = raw.get("quantiles", [0.5])
+    if not isinstance(v, list) or not v:
+        raise SpecError(f"{where}: quantiles must be a non-empty list of numbers in (0, 1); got {_kind(v)} {v!r}",
+                        name="quantiles", value=v)
+    qs = tuple(_real(where, f"quantiles[{i}]", x) for i, x in enumerate(v))
+    bad = next((x for x in qs if not 0.0 < x < 1.0), None)
+    if bad is not None:
+        raise SpecError(f"{where}: quantiles must be in (0, 1); got {bad!r}", name="quantiles", value=bad)
+    if len(set(qs)) != len(qs):
+        raise SpecError(f"{where}: quantiles names a quantile twice: {v!r}", name="quantiles", value=v)
+    if len(qs) > 1 and any(_fold(c) == "quantile" for c in by):
+        raise SpecError(f"{where}: with several quantiles the output adds a column 'quantile'; rename the by "
+                        "column 'quantile'", name="by")
+    k = grid_steps(bounds[0], bounds[1], gran) + 1
+    if k > MAX_CANDIDATES:
+        raise SpecError(f"{where}: the candidate grid has {k} points ((upper - lower)/granularity + 1); at most "
+                        f"{MAX_CANDIDATES}: use a coarser granularity", name="granularity", value=gran)
+    if key_source != "discover" and len(keys) * k > MAX_QUANTILE_CELLS:
+        raise SpecError(f"{where}: {len(keys)} groups × {k} candidates exceed {MAX_QUANTILE_CELLS} counts; use a "
+                        "coarser granularity", name="granularity", value=gran)
+    return qs
+
+
+def _parse_missing(where: str, v: Any, qtype: str, bounds: tuple[float, float] | None,
+                   bins: tuple[float, ...] | None) -> str | float:
+    if qtype not in MISSING_TYPES:
+        return "error"
+    if isinstance(v, str):
+        return _choice(where, "missing", v, MISSING_POLICIES)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SpecError(f"{where}: missing must be \"error\", \"drop\" or a number (the value used instead); got "
+                        f"{_kind(v)} {v!r}", name="missing", value=v)
+    x = float(v)
+    if not math.isfinite(x):
+        raise SpecError(f"{where}: missing must be a finite number; got {v!r}", name="missing", value=v)
+    lo, hi = bounds if bounds is not None else (bins[0], bins[-1]) if bins is not None else (-math.inf, math.inf)
+    if not lo <= x <= hi:
+        what = "bounds" if bounds is not None else "bins"
+        raise SpecError(f"{where}: missing must lie within the {what} [{lo:g}, {hi:g}] (a value outside would be "
+                        f"clamped); got {v!r}", name="missing", value=v)
+    return x
+
+
+def _discovery_budget(queries: tuple[QuerySpec, ...], rho: float, budget: Mapping[str, float]
+                      ) -> tuple[tuple[QuerySpec, ...], float, float]:
+    """Give every discovering query its δ and return (queries, plain ρ, Σδ of discovery).
+
+    Key discovery is δ-approximately zCDP, so it needs a δ from the budget: all of a
+    ``{rho, delta}`` budget's δ (split evenly among the discovering queries that give none), or
+    half of an ``{epsilon, delta}`` budget's δ; there, the ρ is then converted at the δ left:
+    δ_D-approximate ρ-zCDP is (ε, δ_D + (1 − δ_D)·δ′)-DP when ρ-zCDP is (ε, δ′)-DP
+    ([BS16] §8 and Lemma 38 recipe, theory §5.4), so δ′ = (δ − δ_D)/(1 − δ_D).
+    """
+    import dataclasses
+
+    disc = [q for q in queries if q.discover]
+    if not disc:
+        return queries, rho, 0.0
+    if "delta" not in budget:
+        raise SpecError(f"query {disc[0].name!r}: keys = \"discover\" spends a δ (Gaussian thresholding is "
+                        "δ-approximately zCDP); give privacy.budget = { rho = ..., delta = ... } or "
+                        "{ epsilon = ..., delta = ... }", name="budget")
+    total = budget["delta"] if "rho" in budget else budget["delta"] / 2.0
+    given = math.fsum(q.discovery_delta for q in disc if q.discovery_delta is not None)
+    unset = [q for q in disc if q.discovery_delta is None]
+    if given > total * (1.0 + 1e-12) or (unset and given >= total):
+        part = "the budget's delta" if "rho" in budget else "half the budget's delta"
+        raise SpecError(f"privacy.budget: the queries' discovery_delta add up to {given:.6g}, more than {part} "
+                        f"({total:.6g})", name="discovery_delta", value=given)
+    each = (total - given) / len(unset) if unset else 0.0
+    out = tuple(dataclasses.replace(q, discovery_delta=each) if q.discover and q.discovery_delta is None else q
+                for q in queries)
+    dd = math.fsum(q.discovery_delta for q in out if q.discovery_delta is not None)
+    if "epsilon" in budget:
+        from renyi.guarantees.conversions import zcdp_rho_for
+
+        rho = zcdp_rho_for(budget["epsilon"], (budget["delta"] - dd) / (1.0 - dd))
+    return out, rho, dd
 
 
 def _parse_target(where: str, raw: Any) -> Target:
@@ -699,6 +939,12 @@ def parse_spec(data: Mapping[str, Any], *, base_dir: str | None = None, source: 
         raise SpecError("query must be a non-empty list of tables ([[query]])")
     seen: set[str] = set()
     queries = tuple(_parse_query(i + 1, q, ds, noise, base_dir, seen) for i, q in enumerate(qs))
+    queries, rho, disc_delta = _discovery_budget(queries, rho, budget)
+    if "delta" not in priv and disc_delta > 0.0 and "epsilon" not in budget:
+        d = DEFAULT_REPORT_DELTA + disc_delta
+    if d <= disc_delta:
+        raise SpecError(f"privacy: delta (the δ of the report's ε) must exceed the δ of key discovery, "
+                        f"{disc_delta:.6g}; got {d!r}", name="delta", value=d)
 
     out = data.get("output", {})
     if not isinstance(out, Mapping):
@@ -723,7 +969,8 @@ def parse_spec(data: Mapping[str, Any], *, base_dir: str | None = None, source: 
     return ReleaseSpec(name=name, data=ds, queries=queries, rho=rho, budget=budget,
                        delta=d, ledger=ledger, ledger_budget=ledger_budget, out_dir=out_dir, out_format=out_format,
                        memory_limit=mem, threads=threads, source=source, engine=engine, master=master,
-                       engine_conf=conf, start_timeout=start_timeout)
+                       engine_conf=conf, start_timeout=start_timeout,
+                       discovery_delta=disc_delta)
 
 
 #: the engines a spec may name

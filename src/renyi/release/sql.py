@@ -11,8 +11,8 @@ which rows per group, which distinct values) orders an individual's rows by
 compute alike, then by the values themselves (so rows that tie are identical in every column
 the release reads, and any choice among them aggregates alike). The text of a value is its
 ``CAST(… AS VARCHAR/STRING)``, except for floating-point columns, whose text differs between
-the engines (``1e+20`` against ``1.0E20``): their text is the value as ``DECIMAL(38, 9)`` when
-``|x| < 10¹⁵``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
+the engines (``1e+20`` against ``1.0E20``): their text is the integer ⌊x·10⁶⌋ when
+``|x| < 10¹²``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
 of one individual's rows depends only on those rows and the salt, so adding or removing an
 individual changes no other individual's choice, which is what the sensitivities of
 :mod:`renyi.release.plan` assume.
@@ -43,11 +43,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from renyi.release.plan import Plan, QueryPlan, derive_sensitivity
+from renyi.release.plan import UNBOUNDED_CELLS, Plan, QueryPlan, derive_sensitivity
 
 __all__ = ["Dialect", "DUCKDB", "SPARK", "UNIT", "KEPT", "AGGREGATE_COLUMNS", "needed_columns", "kept_column",
-           "row_hash", "value_text", "kept_select", "query_select", "keys_columns", "cells_of"]
+           "row_hash", "value_text", "kept_select", "query_select", "keys_columns", "cells_of", "finite_sql",
+           "value_sql", "quantile_bin_sql", "persons_select", "data_keys_select", "missing_select"]
 
 #: the privacy unit's column in the table of kept rows
 UNIT = "__renyi_unit"
@@ -125,8 +127,9 @@ def kept_column(plan: Plan, column: str) -> str:
 def value_text(d: Dialect, expr: str, floating: bool) -> str:
     """The text of a value that both engines spell alike (see the module docstring)."""
     if floating:
-        return (f"CAST({d.try_cast}(CASE WHEN abs({expr}) < 1e15 THEN {expr} END AS DECIMAL(38, 9)) "
-                f"AS {d.text})")
+        # floor(x·10⁶) is the same IEEE product and floor in both engines, and cheap (a cast to
+        # DECIMAL cost Spark a BigDecimal per row)
+        return f"CAST(CAST(floor(CASE WHEN abs({expr}) < 1e12 THEN {expr} * 1e6 END) AS BIGINT) AS {d.text})"
     return f"CAST({expr} AS {d.text})"
 
 
@@ -195,10 +198,48 @@ def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collec
     )
 
 
-def _bin_sql(col: str, edges: tuple[float, ...]) -> str:
+def finite_sql(x: str) -> str:
+    """``x`` is not NULL, NaN or ±inf, spelled alike in DuckDB and Spark SQL (NaN compares above
+    every number in both, and NULL makes the condition NULL).
+
+        >>> finite_sql("x")
+        '(x BETWEEN -1.7976931348623157e+308 AND 1.7976931348623157e+308)'
+    """
+    return f"({x} BETWEEN -1.7976931348623157e+308 AND 1.7976931348623157e+308)"
+
+
+def missing_select(d: Dialect, source: str, column: str) -> str:
+    """The number of rows (column ``n``) whose numeric ``column`` is NULL, NaN or ±inf."""
+    x = f"CAST({d.ident(column)} AS DOUBLE)"
+    return f"SELECT count(*) AS n FROM {source} WHERE NOT coalesce({finite_sql(x)}, false)"
+
+
+def value_sql(q: Any, col: str) -> tuple[str, str]:
+    """(the value a query reads from kept column ``col``, as DOUBLE; its WHERE clause) under its
+    ``missing`` policy: a replacement number stands in for NULL, NaN and ±inf; otherwise
+    (``"drop"``, and ``"error"`` after the check that there are none) those rows are left out."""
+    x = f"CAST(t.{col} AS DOUBLE)"
+    if isinstance(q.missing, float):
+        return f"(CASE WHEN {finite_sql(x)} THEN {x} ELSE {q.missing!r} END)", ""
+    return x, f"WHERE {finite_sql(x)}"
+
+
+def quantile_bin_sql(q: Any, x: str) -> str:
+    """The candidate index of a value: clamped to the bounds, rounded to the grid lower +
+    j·granularity, capped at the last candidate (the upper bound)."""
+    from renyi.release.spec import grid_steps
+
+    assert q.bounds is not None
+    lo, hi = q.bounds
+    top = grid_steps(lo, hi, q.granularity)
+    return (f"least(CAST(round((least(greatest({x}, {float(lo)!r}), {float(hi)!r}) - {float(lo)!r}) / "
+            f"{float(q.granularity)!r}) AS BIGINT), {top})")
+
+
+def _bin_sql(col: str, edges: tuple[float, ...], x: str | None = None) -> str:
     """The bin index of a value: bin i is [eᵢ, eᵢ₊₁) (the last one closed); values outside go
     to the end bins."""
-    x = f"CAST(t.{col} AS DOUBLE)"
+    x = x or f"CAST(t.{col} AS DOUBLE)"
     k = len(edges) - 1
     whens = " ".join(f"WHEN {x} < {float(e)!r} THEN {i}" for i, e in enumerate(edges[1:-1]))
     return f"CASE {whens} ELSE {k - 1} END" if k > 1 else "0"
@@ -210,8 +251,14 @@ def keys_columns(qp: QueryPlan) -> list[str]:
 
 
 def cells_of(qp: QueryPlan, vector: str) -> int:
-    """The length of an aggregate vector of a query (counts cover every released cell)."""
-    return qp.query.released_cells if vector == "count" else qp.query.cells
+    """The length of an aggregate vector of a query (a histogram's counts cover every bin of
+    every group, a quantile's every candidate of every group)."""
+    q = qp.query
+    if vector != "count":
+        return q.cells
+    if q.type == "quantile":
+        return q.cells * len(q.candidates)
+    return q.cells * (len(q.bins) - 1 if q.bins is not None else 1)
 
 
 def query_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, keys: str,
@@ -228,61 +275,9 @@ def query_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, ke
         floating: the data columns of a floating-point type.
     """
     q = qp.query
-    m = plan.spec.data.max_rows_per_unit
-    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, q.cells)
-    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS {d.text}) = k.k{j}" for j, c in enumerate(q.by))
-    join = f"JOIN {keys} k ON {on}" if q.by else f"CROSS JOIN {keys} k"
-    unit_text = value_text(d, UNIT, plan.spec.data.privacy_unit in floating)
-    extra = ""
-    w_text = "CAST(v AS {t})"
-    if q.column is not None and q.bounds is not None:
-        col = kept_column(plan, q.column)
-        lo, hi = (repr(float(b)) for b in q.bounds)
-        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
-        v = (f"CAST(round(least(greatest(CAST(t.{col} AS DOUBLE), {lo}), {hi}) / {float(q.granularity)!r}) "
-             "AS BIGINT)")
-        where = f"WHERE t.{col} IS NOT NULL"
-    elif q.column is not None:
-        col = kept_column(plan, q.column)
-        v, where = "0", f"WHERE t.{col} IS NOT NULL"
-        if q.type == "count_distinct":
-            extra = f", t.{col} AS d"
-            w_text = value_text(d, "d", q.column in floating)
-        else:
-            assert q.bins is not None
-            extra = f", {_bin_sql(col, q.bins)} AS b"
-            w_text = "CAST(b AS {t})"
-    else:
-        v, where = "0", ""
-    w_text = w_text.replace("{t}", d.text)
-    filters = []
-    windows = []
-    if sens.groups < min(m, q.cells):
-        hg = row_hash(d, salt, [d.literal("group"), unit_text, f"CAST(idx AS {d.text})"])
-        windows.append(f"dense_rank() OVER (PARTITION BY {UNIT} ORDER BY {hg}, idx) AS gr")
-        filters.append(f"gr <= {sens.groups}")
-    if sens.rows_per_group < m:
-        # the order depends on the row's own content (the value that is aggregated), so ties
-        # are between rows that aggregate alike and any choice among them gives the same result
-        w = {"count_distinct": "d", "histogram": "b"}.get(q.type, "v")
-        hr = row_hash(d, salt, [d.literal("rows"), unit_text, f"CAST(idx AS {d.text})", w_text])
-        windows.append(f"row_number() OVER (PARTITION BY {UNIT}, idx ORDER BY {hr}, {w} ASC NULLS FIRST) AS rr")
-        filters.append(f"rr <= {sens.rows_per_group}")
-    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
-            and q.max_distinct_per_unit < sens.rows_per_group:
-        # each individual keeps the rows of at most k of its values per group (a salted-hash
-        # choice of values, so it depends on that individual's rows only)
-        hd = row_hash(d, salt, [d.literal("distinct"), unit_text, f"CAST(idx AS {d.text})", w_text])
-        windows.append(f"dense_rank() OVER (PARTITION BY {UNIT}, idx ORDER BY {hd}, d ASC NULLS FIRST) AS dr")
-        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
-    inner = f"SELECT k.__renyi_idx AS idx, t.{UNIT} AS {UNIT}, {v} AS v{extra} FROM {kept} t {join} {where}"
-    if windows:
-        keep = "idx, v" + (", d" if q.type == "count_distinct" else ", b" if q.type == "histogram" else "")
-        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner}) AS i0"
-    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
-    if q.type == "histogram":
-        assert q.bins is not None
-        nb = len(q.bins) - 1
+    inner, cond = _inner_select(qp, plan, salt, d, kept, keys, floating)
+    if q.type in ("histogram", "quantile"):
+        nb = len(q.candidates) if q.type == "quantile" else len(q.bins) - 1  # type: ignore[arg-type]
         return (f"SELECT idx * {nb} + b AS idx, n FROM (SELECT idx, b, count(*) AS n FROM ({inner}) AS i1 {cond} "
                 "GROUP BY idx, b) AS i2")
     if q.type == "count_distinct":
@@ -295,3 +290,96 @@ def query_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, ke
         s2 = (f", CAST(coalesce(sum(CAST((v - {int(c)}) * (v - {int(c)}) AS {d.wide})), 0) AS BIGINT) AS s2")
     return (f"SELECT idx, count(*) AS n, CAST(coalesce(sum(v), 0) AS BIGINT) AS s{s2} "
             f"FROM ({inner}) AS i1 {cond} GROUP BY idx")
+
+
+def persons_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, keys: str,
+                   floating: Collection[str] = ()) -> str:
+    """For a query with discovered keys: the number of people per group of the data (``idx``,
+    ``p``), after the same per-person choices as its aggregates (each person in at most
+    ``max_groups_per_unit`` groups)."""
+    inner, cond = _inner_select(qp, plan, salt, d, kept, keys, floating)
+    return f"SELECT idx, count(DISTINCT {UNIT}) AS p FROM ({inner}) AS i1 {cond} GROUP BY idx"
+
+
+def data_keys_select(qp: QueryPlan, plan: Plan, d: Dialect, kept: str) -> str:
+    """The distinct groups of the kept rows, as text (``k0, k1, …``; groups with a NULL left out),
+    sorted: the candidates of key discovery (:func:`renyi.release.noise.discover_keys`), never
+    released as such."""
+    cols = [f"CAST({kept_column(plan, c)} AS {d.text})" for c in qp.query.by]
+    names = ", ".join(f"{c} AS k{j}" for j, c in enumerate(cols))
+    notnull = " AND ".join(f"{c} IS NOT NULL" for c in cols)
+    order = ", ".join(f"k{j}" for j in range(len(cols)))
+    return f"SELECT DISTINCT {names} FROM {kept} WHERE {notnull} ORDER BY {order}"
+
+
+def _inner_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, keys: str,
+                  floating: Collection[str]) -> tuple[str, str]:
+    """(the rows one query aggregates, with its per-person choices as windows; the filter that
+    applies them)."""
+    q = qp.query
+    m = plan.spec.data.max_rows_per_unit
+    cells = UNBOUNDED_CELLS if q.discover else q.cells
+    sens = derive_sensitivity(m, q.max_groups_per_unit, q.max_rows_per_group, cells)
+    on = " AND ".join(f"CAST(t.{kept_column(plan, c)} AS {d.text}) = k.k{j}" for j, c in enumerate(q.by))
+    join = f"JOIN {keys} k ON {on}" if q.by else f"CROSS JOIN {keys} k"
+    unit_text = value_text(d, UNIT, plan.spec.data.privacy_unit in floating)
+    extra = ""
+    w_text = "CAST(v AS {t})"
+    if q.type == "quantile":
+        assert q.column is not None
+        col = kept_column(plan, q.column)
+        x, where = value_sql(q, col)
+        v, extra = "0", f", {quantile_bin_sql(q, x)} AS b"
+        w_text = "CAST(b AS {t})"
+    elif q.column is not None and q.bounds is not None:
+        col = kept_column(plan, q.column)
+        lo, hi = (repr(float(b)) for b in q.bounds)
+        x, where = value_sql(q, col)
+        # clamp, then round to the granularity: |v| ≤ ceil(max(|lo|, |hi|)/granularity)
+        v = f"CAST(round(least(greatest({x}, {lo}), {hi}) / {float(q.granularity)!r}) AS BIGINT)"
+    elif q.column is not None:
+        col = kept_column(plan, q.column)
+        v, where = "0", f"WHERE t.{col} IS NOT NULL"
+        if q.type == "count_distinct":
+            extra = f", t.{col} AS d"
+            w_text = value_text(d, "d", q.column in floating)
+        else:
+            assert q.bins is not None
+            x, where = value_sql(q, col)
+            extra = f", {_bin_sql(col, q.bins, x)} AS b"
+            w_text = "CAST(b AS {t})"
+    else:
+        v, where = "0", ""
+    w_text = w_text.replace("{t}", d.text)
+    # a group in the random choices: its index in the public key list, or for discovered keys its
+    # text (an index among the data's groups would let one person's new group move another's choice)
+    gid, gtext = ("gk", "gk") if q.discover else ("idx", f"CAST(idx AS {d.text})")
+    if q.discover:
+        extra += ", concat_ws('|', " + ", ".join(f"k.k{j}" for j in range(len(q.by))) + ") AS gk"
+    filters = []
+    windows = []
+    if sens.groups < min(m, cells):
+        hg = row_hash(d, salt, [d.literal("group"), unit_text, gtext])
+        windows.append(f"dense_rank() OVER (PARTITION BY {UNIT} ORDER BY {hg}, {gid}) AS gr")
+        filters.append(f"gr <= {sens.groups}")
+    if sens.rows_per_group < m:
+        # the order depends on the row's own content (the value that is aggregated), so ties
+        # are between rows that aggregate alike and any choice among them gives the same result
+        w = {"count_distinct": "d", "histogram": "b", "quantile": "b"}.get(q.type, "v")
+        hr = row_hash(d, salt, [d.literal("rows"), unit_text, gtext, w_text])
+        windows.append(f"row_number() OVER (PARTITION BY {UNIT}, idx ORDER BY {hr}, {w} ASC NULLS FIRST) AS rr")
+        filters.append(f"rr <= {sens.rows_per_group}")
+    if q.type == "count_distinct" and q.max_distinct_per_unit is not None \
+            and q.max_distinct_per_unit < sens.rows_per_group:
+        # each individual keeps the rows of at most k of its values per group (a salted-hash
+        # choice of values, so it depends on that individual's rows only)
+        hd = row_hash(d, salt, [d.literal("distinct"), unit_text, gtext, w_text])
+        windows.append(f"dense_rank() OVER (PARTITION BY {UNIT}, idx ORDER BY {hd}, d ASC NULLS FIRST) AS dr")
+        filters.append(f"dr <= {int(q.max_distinct_per_unit)}")
+    inner = f"SELECT k.__renyi_idx AS idx, t.{UNIT} AS {UNIT}, {v} AS v{extra} FROM {kept} t {join} {where}"
+    if windows:
+        keep = f"idx, v, {UNIT}" + (", d" if q.type == "count_distinct" else
+                                    ", b" if q.type in ("histogram", "quantile") else "")
+        inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner}) AS i0"
+    cond = f"WHERE {' AND '.join(filters)}" if filters else ""
+    return inner, cond

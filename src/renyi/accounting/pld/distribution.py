@@ -33,7 +33,7 @@ import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from renyi.core import _npfft as sfft
@@ -42,7 +42,7 @@ from renyi.core._validation import NONNEGATIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import ConversionError, DomainError, RenyiNumericalWarning
 from renyi.accounting.pld._fft import Composed, compose
 from renyi.accounting.pld._grid import Discrete, support_range
-from renyi.accounting.pld._many import Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, h_floor, merge_gaussians
+from renyi.accounting.pld._many import Bucket, Bundle, Step, bucket, bundle, discretise_lower_step, discretise_step, h_floor, merge_gaussians
 from renyi.accounting.pld._profiles import Profile, pairs_for
 
 __all__ = ["Bounds", "PrivacyLossDistribution", "epsilon_bounds", "epsilon_bracket", "bracket_note", "delta_bounds"]
@@ -546,7 +546,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
             # Chernoff on the (valid, pessimistic) coarse discretisation already settles the
             # finite part: δ(ε) ≤ P(Z = +∞) + E[e^{λ(Z−ε)}; Z < ∞]; the +∞ mass of the true
             # pair is itself a lower bound on δ(ε)
-            p_inf = _inf_mass_of(profiles)
+            p_inf = _inf_mass_lower(profiles)
             # the grid's cut-off tail sits at +∞ in the pessimistic steps: cut it as deep as the
             # bound now needs (the Chernoff term is below e^{-700})
             # (both bounds are valid: the smaller is returned; a deeper cut can also carry more
@@ -841,6 +841,28 @@ def _inf_mass_of(ds: Sequence[tuple[Step | Profile, int]]) -> float:
     return -math.expm1(p_fin)
 
 
+def _inf_mass_lower(profiles: Sequence[tuple[Profile, int]]) -> float:
+    """P(composed loss = +∞) of the *dominated* pairs: a certified lower bound on δ(ε) for
+    every ε. A profile that carries two pairs (a bucket, random allocation's lattice pairs, an
+    upper-only step) has its +∞ mass in the upper pair only as an artefact of the bound (the
+    tail booked there), so its lower pair's counts; plain profiles are exact."""
+    low: list[tuple[Profile, int]] = []
+    for p, c in profiles:
+        if isinstance(p, Bucket) or getattr(p, "bracketed", False):
+            m = getattr(p, "lower_inf_mass", None)
+            if m is None:
+                m = cast(Any, p).lower.inf_mass
+            low.append((cast(Any, _InfOnly(float(m))), c))
+        else:
+            low.append((p, c))
+    return _inf_mass_of(low)
+
+
+@dataclass(frozen=True)
+class _InfOnly:
+    inf_mass: float
+
+
 def _window_edges(up: list[tuple[Step, int]], lam: float, sd: float) -> tuple[float, float, np.ndarray]:
     """(z_lo, z_hi, tilts) of the window at tilt λ: Chernoff's bound on the tilted composed law
     leaves at most e^{-_WINDOW_TAIL} outside [z_lo, z_hi] on each side; the tilts that gave the
@@ -1118,8 +1140,10 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
         p_inf = _inf_mass_of(prof)
         if p_inf >= d:
             # the +∞ mass of the loss alone exceeds δ: no finite ε exists (δ(ε) ≥ P(Z = ∞) > δ);
-            # the lower end is ∞ too unless the comparison is within rounding
-            return Bounds(math.inf if p_inf * (1.0 - 1e-12) >= d else 0.0, math.inf)
+            # the lower end is ∞ too unless the comparison is within rounding, or unless that
+            # mass is only the upper pair's (random allocation's booked tail: the true ε is finite)
+            p_low = _inf_mass_lower(prof)
+            return Bounds(math.inf if p_low * (1.0 - 1e-12) >= d else 0.0, math.inf)
     lows: list[float] = []
     ups: list[float] = []
     _NOTES.clear()
@@ -1134,6 +1158,11 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
             lows.append(lo)
             ups.append(hi)
         lo, hi = max(lows), max(ups)
+        # The lower end is read at loss values computed in floating point (an atom of k-fold
+        # randomized response at k·ε₀, a lattice point j·h): near an atom δ(ε) is so steep in
+        # relative terms that a few ulps of the atom's position put the lower end above the
+        # truth (by 4 ulps at 9-fold RR, δ = 6.6e-11). Lower it by 32 ulps of its size.
+        lo = max(0.0, lo - 32.0 * 2.0**-53 * (abs(lo) + 1.0)) if math.isfinite(lo) else lo
         if not math.isfinite(hi):
             failed = "gives no finite ε"
         elif hi - lo > 0.1 * hi:
@@ -1154,7 +1183,12 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
         if not fallback:
             raise ConversionError(f"PLD {failed}")
         warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
-        return Bounds(lo if math.isfinite(lo) else 0.0, _rdp_epsilon(its, d), "the RDP route: " + failed)
+        rdp = _rdp_epsilon(its, d)
+        # the lower end is that of the PLD's pairs, which may dominate the mechanism without
+        # being tight (the exponential mechanism's pure-DP pair): where the RDP route is below
+        # it, it is no lower bound on the mechanism's ε (a bracket [5.2e-5, 0] was returned)
+        low = min(lo, rdp) if math.isfinite(lo) else 0.0
+        return Bounds(low, rdp, "the RDP route: " + failed)
     if math.isfinite(hi):
         # the answer certifies δ(hi) ≤ δ: a later δ-question at hi (or above) keeps to it
         _monotone("delta", key, hi, 0.0, d)

@@ -370,7 +370,7 @@ def test_shipped_example_runs(tmp_path):
 def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, units):
     """The kept rows are each individual's m rows of smallest salted hash (what a row_number()
     window keeps), also when identical rows tie: never more than m rows per individual. The
-    hash is the portable md5 of the salt and the row's text (floats as DECIMAL(38, 9))."""
+    hash is the portable md5 of the salt and the row's text (a float x as ⌊x·10⁶⌋)."""
     from renyi.release.duckdb import kept_column, kept_sql
 
     rng = np.random.default_rng(11)
@@ -392,7 +392,7 @@ def test_row_bound_is_the_smallest_hashes_even_with_identical_rows(tmp_path, m, 
         ref = eng._con.execute(
             f"SELECT grp, count(*), sum(x) FROM (SELECT *, row_number() OVER (PARTITION BY id ORDER BY "
             "md5(concat_ws('|', '77', 'row', CAST(id AS VARCHAR), CAST(grp AS VARCHAR), "
-            "CAST(CAST(x AS DECIMAL(38, 9)) AS VARCHAR))), grp, x) AS rn "
+            "CAST(CAST(floor(x * 1e6) AS BIGINT) AS VARCHAR))), grp, x) AS rn "
             f"FROM read_parquet('{tmp_path / 't.parquet'}')) WHERE rn <= {m} GROUP BY grp ORDER BY grp").fetchall()
     assert got == ref
 

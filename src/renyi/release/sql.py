@@ -11,8 +11,8 @@ which rows per group, which distinct values) orders an individual's rows by
 compute alike, then by the values themselves (so rows that tie are identical in every column
 the release reads, and any choice among them aggregates alike). The text of a value is its
 ``CAST(… AS VARCHAR/STRING)``, except for floating-point columns, whose text differs between
-the engines (``1e+20`` against ``1.0E20``): their text is the value as ``DECIMAL(38, 9)`` when
-``|x| < 10¹⁵``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
+the engines (``1e+20`` against ``1.0E20``): their text is the integer ⌊x·10⁶⌋ when
+``|x| < 10¹²``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
 of one individual's rows depends only on those rows and the salt, so adding or removing an
 individual changes no other individual's choice, which is what the sensitivities of
 :mod:`renyi.release.plan` assume.
@@ -127,8 +127,9 @@ def kept_column(plan: Plan, column: str) -> str:
 def value_text(d: Dialect, expr: str, floating: bool) -> str:
     """The text of a value that both engines spell alike (see the module docstring)."""
     if floating:
-        return (f"CAST({d.try_cast}(CASE WHEN abs({expr}) < 1e15 THEN {expr} END AS DECIMAL(38, 9)) "
-                f"AS {d.text})")
+        # floor(x·10⁶) is the same IEEE product and floor in both engines, and cheap (a cast to
+        # DECIMAL cost Spark a BigDecimal per row)
+        return f"CAST(CAST(floor(CASE WHEN abs({expr}) < 1e12 THEN {expr} * 1e6 END) AS BIGINT) AS {d.text})"
     return f"CAST({expr} AS {d.text})"
 
 

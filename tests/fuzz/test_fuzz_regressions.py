@@ -430,3 +430,16 @@ def test_mcdp_with_mu_below_tau_squared_over_two_has_an_rdp_curve():
     assert renyi.MCDP(0.5, 1.0).rdp(3.0) == pytest.approx(1.5)
     mr = renyi.MCDP(284.4666354346992, 82.46368325130612, neighbouring="replace_one")
     assert math.isfinite(renyi.compose(mr, renyi.Gaussian(1.0)).epsilon(1e-3))
+
+
+def test_a_pld_bracket_that_falls_back_to_rdp_is_ordered():
+    """The exponential mechanism's PLD uses the pure-DP pair, which dominates it without being
+    tight; its lower end 5.16e-5 was returned with the RDP route's upper end 0.0 (Pinsker on the
+    bounded-range curve: δ ≥ TV), a bracket [5.16e-5, 0]."""
+    from renyi import pld
+
+    m = renyi.PoissonSubsampled(renyi.ExponentialMechanism(0.01), 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo, up = pld.epsilon_bounds([(m, 668)], 0.001)
+    assert 0.0 <= lo <= up

@@ -63,6 +63,10 @@ from renyi.core._logmath import log1mexp, log_delta_gaussian
 
 __all__ = ["GroupMixture", "mixture"]
 
+#: the order-free parts of the remainder form on one grid: u at the points, the cell widths,
+#: ΔΦ and ∫_cell (x − x_a) φ_σ per cell, Φ(x₀/σ), and the tail integral of u past the grid
+_Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]
+
 #: components lighter than this (log weight) are moved to the +∞ outcome (see the docstring)
 _DROP = -700.0
 #: integer orders are convolved exactly while α²(k+1)²/2 stays below this many terms
@@ -116,7 +120,7 @@ class GroupMixture:
         self._tab: list[float] | None = None
         self._la = self._b = np.zeros(0)
         self._add: dict[int, float] = {}
-        self._rem_grids: dict[int, tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
+        self._rem_grids: dict[int, tuple[_Cells, _Cells]] = {}
 
     # ------------------------------------------------------------------ privacy loss
     def _terms(self, x: np.ndarray) -> np.ndarray:
@@ -159,7 +163,7 @@ class GroupMixture:
             # from above on a convex increasing function the step is ≥ 0 up to rounding
             x[idx] = x[idx] - np.maximum(step, 0.0)
             active[idx] = step > 4e-16 * (1.0 + np.abs(x[idx]))
-        return x
+        return np.asarray(x, dtype=np.float64)
 
     def log_delta_remove(self, eps: np.ndarray) -> np.ndarray:
         """log δ_{P‖Q}(ε) for real ε (array)."""
@@ -292,7 +296,7 @@ class GroupMixture:
             self._add[n] = hit
         return hit
 
-    def _remainder_grid(self, points: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    def _remainder_grid(self, points: int) -> tuple[_Cells, _Cells]:
         """The order-free parts of :func:`_add_by_remainder` (cached per grid size): for a
         coarse 401-point grid over [−12σ, k + 14σ] and the ``points`` grid over [−12σ, x_hi],
         u at the points, the cell widths, ΔΦ, ∫_cell (x − x_a) φ_σ, Φ(x₀/σ) and
@@ -314,9 +318,9 @@ class GroupMixture:
 
         def tail1(x: np.ndarray) -> np.ndarray:
             z = (x[:, None] - j[None, :]) / sig
-            return np.exp(_lse(lr[None, :] + special.log_ndtr(-z), axis=1))
+            return np.asarray(np.exp(_lse(lr[None, :] + special.log_ndtr(-z), axis=1)), dtype=np.float64)
 
-        def cells(x_lo: float, x_hi: float, n: int) -> tuple[np.ndarray, ...]:
+        def cells(x_lo: float, x_hi: float, n: int) -> _Cells:
             x = np.linspace(x_lo, x_hi, n)
             z = x / sig
             za, zb = z[:-1], z[1:]
@@ -456,13 +460,13 @@ def _add_by_remainder(mix: GroupMixture, m: int, points: int) -> float | None:
             full = np.expm1(-m * np.log1p(u)) + m * u
             small = u < 1e-6 / (m + 1.0)
             # h(u) ≤ m(m+1)u²/2 (h(0) = h'(0) = 0, h'' ≤ m(m+1)): rounding-free where u is tiny
-            return np.where(small, 0.5 * m * (m + 1.0) * u * u, np.maximum(full, 0.0))
+            return np.asarray(np.where(small, 0.5 * m * (m + 1.0) * u * u, np.maximum(full, 0.0)), dtype=np.float64)
 
-    def upper(cells: tuple[np.ndarray, ...]) -> float:
+    def upper(cells: _Cells) -> float:
         u, dx, dphi, m1, phi0, tail1 = cells
         g = h_of(u)
         parts = g[:-1] * dphi + (g[1:] - g[:-1]) / dx * m1
-        return float(np.sum(np.maximum(parts, 0.0))) + float(g[0]) * phi0 + m * tail1
+        return float(np.sum(np.maximum(parts, 0.0))) + float(g[0]) * float(phi0) + m * float(tail1)
 
     r = min(upper(grid[0]), upper(grid[1]))
     r = r * (1.0 + 1e-9)

@@ -1183,7 +1183,12 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
         if not fallback:
             raise ConversionError(f"PLD {failed}")
         warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
-        return Bounds(lo if math.isfinite(lo) else 0.0, _rdp_epsilon(its, d), "the RDP route: " + failed)
+        rdp = _rdp_epsilon(its, d)
+        # the lower end is that of the PLD's pairs, which may dominate the mechanism without
+        # being tight (the exponential mechanism's pure-DP pair): where the RDP route is below
+        # it, it is no lower bound on the mechanism's ε (a bracket [5.2e-5, 0] was returned)
+        low = min(lo, rdp) if math.isfinite(lo) else 0.0
+        return Bounds(low, rdp, "the RDP route: " + failed)
     if math.isfinite(hi):
         # the answer certifies δ(hi) ≤ δ: a later δ-question at hi (or above) keeps to it
         _monotone("delta", key, hi, 0.0, d)

@@ -1,26 +1,30 @@
-"""Benchmark: `renyi release` on a 10⁷-row Parquet file, 3 queries over 3 000 groups.
+"""Benchmark: `renyi release` on 10⁷ and 10⁸ rows, on DuckDB and on Spark, beside plain tools.
 
-The same job three ways, each in its own process (so peak memory is each tool's own):
+Three queries (count, clamped sum, mean of income by county over 3 000 public counties, at most
+3 rows per person) on a Parquet file, each tool in its own process (peak memory is its own):
 
-* **renyi** — ``renyi.release(spec)``: DuckDB reads the Parquet file, keeps ≤ 3 rows per
-  person (random choice in SQL), aggregates count / clamped sum / mean by county over the
-  public key list, spends on a ledger, adds exact discrete Gaussian noise, writes CSVs and the
-  report;
-* **pandas** — the same aggregation by hand: read the columns, random ≤ 3 rows per person
-  (shuffle + ``groupby.head``), clamp, group by county, reindex on the key list, add
-  (floating-point) Gaussian noise;
-* **OpenDP** (``opendp.extras.polars``, when installed with a matching Polars) — a compositor
-  with ``identifier="person_id"``, ``truncate_per_group(3)`` and the three queries.
+* **renyi-duckdb**: ``renyi.release(spec)`` on the embedded DuckDB: keeps ≤ 3 rows per person
+  (salted-hash random choice in SQL), aggregates, spends on a ledger, adds exact discrete
+  Gaussian noise, writes the CSVs and the report;
+* **renyi-spark**: the same spec with ``[engine] name = "spark"`` on ``local[*]`` (the session
+  is started before the clock, like an import; its start is in "with start");
+* **duckdb-groupby**: one plain DuckDB ``GROUP BY county`` of count, clamped sum and mean (no
+  per-person bound, no noise, no ledger): the floor of any DuckDB release;
+* **pandas**: the same aggregation by hand (shuffle + ``groupby.head(3)`` per person, clamp,
+  group by county, floating-point Gaussian noise);
+* **OpenDP** (``opendp.extras.polars``, with ``--only ...,opendp`` and a matching Polars).
 
 Run:
 
-    python benchmarks/bench_release.py                    # 10⁷ rows (writes ~100 MB to a temp dir)
-    python benchmarks/bench_release.py --rows 1000000     # quicker
-    python benchmarks/bench_release.py --opendp-python /path/to/python   # a Python whose Polars
-                                                          # matches OpenDP's (OpenDP 0.16: 1.36.x)
+    python benchmarks/bench_release.py                              # 10⁷ rows
+    python benchmarks/bench_release.py --rows 10000000,100000000 --timeout 2400
+    python benchmarks/bench_release.py --rows 1000000 --only renyi-duckdb,renyi-spark
 
-Timings are wall-clock on this machine, printed side by side with ratios to renyi; they are
-measurements, not assertions.
+The Parquet files are made once under ``--data-dir`` (default ``/tmp/renyi-bench-release``) and
+reused. Each run has a time limit (``--timeout``); a run that does not finish is reported as
+such. Peak RSS is the worker's own (Python and the libraries it loads), plus, for Spark, the
+peak of its JVM (a child process). Timings are wall-clock on this machine, printed side by side
+with ratios to renyi-duckdb; they are measurements, not assertions.
 """
 
 from __future__ import annotations
@@ -61,14 +65,7 @@ def keys(groups: int) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- workers
-def run_renyi(data: str, groups: int, work: str) -> dict:
-    import duckdb  # noqa: F401  (imports outside the timing, as for the other tools)
-
-    import renyi
-    import renyi.calibration
-    import renyi.release.duckdb
-    import renyi.report  # noqa: F401
-
+def _spec(data: str, groups: int, work: str, engine: dict | None = None) -> dict:
     k = {"county": keys(groups)}
     spec = {
         "data": {"source": data, "privacy_unit": "person_id", "max_rows_per_unit": MAX_ROWS},
@@ -79,9 +76,71 @@ def run_renyi(data: str, groups: int, work: str) -> dict:
             {"name": "mean", "type": "mean", "column": "income", "bounds": list(BOUNDS), "by": ["county"], "keys": k},
         ],
     }
+    if engine:
+        spec["engine"] = engine
+    return spec
+
+
+def run_renyi(data: str, groups: int, work: str) -> dict:
+    import duckdb  # noqa: F401  (imports outside the timing, as for the other tools)
+
+    import renyi
+    import renyi.calibration
+    import renyi.release.duckdb
+    import renyi.report  # noqa: F401
+
+    spec = _spec(data, groups, work)
     t = time.perf_counter()
     r = renyi.release(spec, out=os.path.join(work, "renyi-out"))
     return {"seconds": time.perf_counter() - t, "cells": sum(q.query.cells for q in r.plan.queries)}
+
+
+def run_renyi_spark(data: str, groups: int, work: str) -> dict:
+    import renyi
+    import renyi.calibration
+    import renyi.report  # noqa: F401
+    from renyi.release.spark import start_session
+
+    mem = os.environ.get("BENCH_SPARK_MEMORY", "6GB")
+    t0 = time.perf_counter()
+    session, _ = start_session(None, {"spark.local.dir": work}, memory_limit=mem, start_timeout=600)
+    start = time.perf_counter() - t0
+    spec = _spec(data, groups, work)
+    t = time.perf_counter()
+    r = renyi.release(dict(spec, engine={"name": "spark"}), out=os.path.join(work, "renyi-out"))
+    sec = time.perf_counter() - t
+    jvm = _jvm_peak_mb()
+    session.stop()
+    return {"seconds": sec, "start_seconds": start, "cells": sum(q.query.cells for q in r.plan.queries),
+            "jvm_peak_mb": jvm}
+
+
+def _jvm_peak_mb() -> float:
+    """Peak RSS (VmHWM) of the Spark JVM this process launched."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, AttributeError):
+        pass
+    return float("nan")
+
+
+def run_duckdb_groupby(data: str, groups: int, work: str) -> dict:
+    import duckdb
+
+    t = time.perf_counter()
+    con = duckdb.connect()
+    lo, hi = BOUNDS
+    res = con.execute(
+        f"SELECT county, count(*), sum(least(greatest(income, {lo}), {hi})), avg(least(greatest(income, {lo}), {hi})) "
+        f"FROM read_parquet('{data}') GROUP BY county").fetchall()
+    con.close()
+    return {"seconds": time.perf_counter() - t, "cells": 3 * len(res)}
 
 
 def run_pandas(data: str, groups: int, work: str) -> dict:
@@ -131,7 +190,8 @@ def run_opendp(data: str, groups: int, work: str) -> dict:
     return {"seconds": time.perf_counter() - t, "cells": 3 * groups}
 
 
-WORKERS = {"renyi": run_renyi, "pandas": run_pandas, "opendp": run_opendp}
+WORKERS = {"renyi-duckdb": run_renyi, "renyi-spark": run_renyi_spark, "duckdb-groupby": run_duckdb_groupby,
+           "pandas": run_pandas, "opendp": run_opendp}
 
 
 def worker(name: str, data: str, groups: int, work: str) -> None:
@@ -161,11 +221,12 @@ def run(name: str, python: str, data: str, groups: int, work: str, timeout: floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--rows", default="10000000", help="comma-separated row counts")
     ap.add_argument("--groups", type=int, default=3000)
-    ap.add_argument("--only", default="renyi,pandas,opendp")
+    ap.add_argument("--only", default="renyi-duckdb,renyi-spark,duckdb-groupby,pandas")
     ap.add_argument("--opendp-python", default=sys.executable)
-    ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
+    ap.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "renyi-bench-release"))
     ap.add_argument("--worker")
     ap.add_argument("--data")
     ap.add_argument("--work")
@@ -173,25 +234,36 @@ def main() -> None:
     if a.worker:
         worker(a.worker, a.data, a.groups, a.work)
         return
-    with tempfile.TemporaryDirectory(prefix="renyi-bench-release-") as work:
-        data = os.path.join(work, "people.parquet")
-        t = time.perf_counter()
-        make_data(data, a.rows, a.groups)
-        print(f"data: {a.rows:,} rows, {a.groups:,} counties, {os.path.getsize(data) / 2**20:.0f} MiB Parquet "
-              f"(made in {time.perf_counter() - t:.1f} s); 3 queries (count, clamped sum, mean) by county, "
-              f"≤ {MAX_ROWS} rows per person, ρ = {RHO}; cores: {os.cpu_count()}")
+    os.makedirs(a.data_dir, exist_ok=True)
+    print(f"3 queries (count, clamped sum, mean) by county, ≤ {MAX_ROWS} rows per person, ρ = {RHO}; "
+          f"cores: {os.cpu_count()}; load average at start: {os.getloadavg()[0]:.1f}")
+    for rows in (int(r) for r in a.rows.split(",")):
+        data = os.path.join(a.data_dir, f"people-{rows}-{a.groups}.parquet")
+        if not os.path.exists(data):
+            t = time.perf_counter()
+            make_data(data + ".part", rows, a.groups)
+            os.replace(data + ".part", data)
+            print(f"made {data} in {time.perf_counter() - t:.1f} s")
+        print(f"\ndata: {rows:,} rows, {a.groups:,} counties, {os.path.getsize(data) / 2**20:.0f} MiB Parquet")
         results = {}
-        for name in a.only.split(","):
-            py = a.opendp_python if name == "opendp" else sys.executable
-            results[name] = run(name, py, data, a.groups, work, a.timeout)
-        base = results.get("renyi", {}).get("seconds")
-        print(f"{'tool':<8} {'seconds':>9} {'with imports':>13} {'peak RSS MiB':>13} {'× renyi':>8}")
+        with tempfile.TemporaryDirectory(prefix="renyi-bench-release-", dir=a.data_dir) as work:
+            for name in a.only.split(","):
+                py = a.opendp_python if name == "opendp" else sys.executable
+                results[name] = run(name, py, data, a.groups, work, a.timeout)
+                r = results[name]
+                print(f"  ({name} done: {r.get('seconds', r.get('error'))}; load {os.getloadavg()[0]:.1f})",
+                      flush=True)
+        base = results.get("renyi-duckdb", {}).get("seconds")
+        print(f"{'tool':<15} {'seconds':>9} {'with start':>11} {'peak RSS MiB':>13} {'JVM MiB':>8} "
+              f"{'× renyi-duckdb':>15}")
         for name, r in results.items():
             if "error" in r:
-                print(f"{name:<8} {'—':>9} {'—':>13} {'—':>13} {'—':>8}   ({r['error']})")
+                print(f"{name:<15} {'—':>9} {'—':>11} {'—':>13} {'—':>8} {'—':>15}   ({r['error']})")
                 continue
             ratio = f"{r['seconds'] / base:.2f}" if base else "—"
-            print(f"{name:<8} {r['seconds']:>9.2f} {r['total_seconds']:>13.2f} {r['peak_mb']:>13.0f} {ratio:>8}")
+            jvm = f"{r['jvm_peak_mb']:.0f}" if "jvm_peak_mb" in r else "—"
+            print(f"{name:<15} {r['seconds']:>9.2f} {r['total_seconds']:>11.2f} {r['peak_mb']:>13.0f} {jvm:>8} "
+                  f"{ratio:>15}", flush=True)
 
 
 if __name__ == "__main__":

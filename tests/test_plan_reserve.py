@@ -79,6 +79,11 @@ def test_bad_reserve_is_a_clear_error(tmp_path, bad) -> None:
         Accountant(ApproxDP(1.0, 1e-5), plan_reserve=8)
     with pytest.raises(DomainError, match="plan_reserve needs a plan"):
         Accountant(ApproxDP(1.0, 1e-5), str(tmp_path / "none.db"), plan_reserve=8)
+    assert not os.path.exists(tmp_path / "none.db")  # nothing was written
+    plain = str(tmp_path / "plain.db")
+    Accountant(ApproxDP(1.0, 1e-5), plain).close()
+    with pytest.raises(DomainError, match="plan_reserve needs a plan"):
+        Accountant(ledger=plain, plan_reserve=8)
 
 
 WORKER = textwrap.dedent(

@@ -1069,6 +1069,11 @@ class Accountant:
                               name="plan_delta", value=plan_delta)
         if plan_reserve is not None:
             plan_reserve = check_int("plan_reserve", plan_reserve)
+            if plan is None and (ledger is None or getattr(ledger, "header", 0) is None or (
+                    isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger))):
+                # a new ledger without a plan: refused before anything is written
+                raise DomainError(f"plan_reserve needs a plan (declared now, or stored in the ledger); got "
+                                  f"plan_reserve={plan_reserve!r} and no plan", name="plan_reserve", value=plan_reserve)
         if ledger is None:
             store: Ledger = MemoryLedger(lock=self._lock)  # one lock: the fast path holds both
         elif isinstance(ledger, Ledger):

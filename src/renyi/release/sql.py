@@ -11,8 +11,8 @@ which rows per group, which distinct values) orders an individual's rows by
 compute alike, then by the values themselves (so rows that tie are identical in every column
 the release reads, and any choice among them aggregates alike). The text of a value is its
 ``CAST(… AS VARCHAR/STRING)``, except for floating-point columns, whose text differs between
-the engines (``1e+20`` against ``1.0E20``): their text is the value as ``DECIMAL(38, 9)`` when
-``|x| < 10¹⁵``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
+the engines (``1e+20`` against ``1.0E20``): their text is the integer ⌊x·10⁶⌋ when
+``|x| < 10¹²``, else NULL (skipped by ``concat_ws``; the values then break the tie). The order
 of one individual's rows depends only on those rows and the salt, so adding or removing an
 individual changes no other individual's choice, which is what the sensitivities of
 :mod:`renyi.release.plan` assume.
@@ -127,8 +127,9 @@ def kept_column(plan: Plan, column: str) -> str:
 def value_text(d: Dialect, expr: str, floating: bool) -> str:
     """The text of a value that both engines spell alike (see the module docstring)."""
     if floating:
-        return (f"CAST({d.try_cast}(CASE WHEN abs({expr}) < 1e15 THEN {expr} END AS DECIMAL(38, 9)) "
-                f"AS {d.text})")
+        # floor(x·10⁶) is the same IEEE product and floor in both engines, and cheap (a cast to
+        # DECIMAL cost Spark a BigDecimal per row)
+        return f"CAST(CAST(floor(CASE WHEN abs({expr}) < 1e12 THEN {expr} * 1e6 END) AS BIGINT) AS {d.text})"
     return f"CAST({expr} AS {d.text})"
 
 
@@ -142,7 +143,8 @@ def _by(cols: Sequence[str]) -> str:
     return ", ".join(f"{c} ASC NULLS FIRST" for c in cols)
 
 
-def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collection[str] = ()) -> str:
+def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collection[str] = (),
+                bucket: tuple[int, int] | None = None) -> str:
     """The rows kept: at most ``max_rows_per_unit`` per individual, a salted-hash random choice.
 
     The rows kept are each individual's m first rows in the order of (:func:`row_hash` of the
@@ -163,6 +165,10 @@ def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collec
     Args:
         source: the table expression of the source (engine-specific: a file read or a view).
         floating: the data columns of a floating-point type (their text is spelled portably).
+        bucket: (b, B): only the individuals whose unit hashes to bucket b of B (DuckDB: the
+            kept rows of a large table are built bucket by bucket, so the grouped aggregates
+            hold 1/B of the individuals at a time; every individual's rows are in one bucket, so
+            the rows kept are the same).
     """
     data = plan.spec.data
     m = int(data.max_rows_per_unit)
@@ -179,6 +185,9 @@ def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collec
         return (f"SELECT {cols} FROM (SELECT {cols}, row_number() OVER (PARTITION BY {UNIT} ORDER BY {order}) "
                 f"AS __renyi_rn FROM (SELECT {cols}, {h} AS __renyi_h FROM (SELECT {proj} FROM {source}) AS s) "
                 f"AS o) AS w WHERE __renyi_rn <= {m}")
+    if bucket is not None and bucket[1] > 1:
+        # DuckDB's own hash of the unit picks the bucket: it only splits the work, never the choice
+        source = f"(SELECT * FROM {source} WHERE hash({d.ident(data.privacy_unit)}) % {bucket[1]} = {bucket[0]})"
     if m <= TOPK_LIMIT:
         cut = (f"t AS (SELECT {UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {UNIT}), "
                f"c AS (SELECT o.* FROM o JOIN t USING ({UNIT}) WHERE o.__renyi_h <= t.__renyi_hs[-1]) ")
@@ -382,3 +391,4 @@ def _inner_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, k
         inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner}) AS i0"
     cond = f"WHERE {' AND '.join(filters)}" if filters else ""
     return inner, cond
+

@@ -1183,7 +1183,12 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
         if not fallback:
             raise ConversionError(f"PLD {failed}")
         warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
-        return Bounds(lo if math.isfinite(lo) else 0.0, _rdp_epsilon(its, d), "the RDP route: " + failed)
+        rdp = _rdp_epsilon(its, d)
+        # the lower end is that of the PLD's pairs, which may dominate the mechanism without
+        # being tight (the exponential mechanism's pure-DP pair): where the RDP route is below
+        # it, it is no lower bound on the mechanism's ε (a bracket [5.2e-5, 0] was returned)
+        low = min(lo, rdp) if math.isfinite(lo) else 0.0
+        return Bounds(low, rdp, "the RDP route: " + failed)
     if math.isfinite(hi):
         # the answer certifies δ(hi) ≤ δ: a later δ-question at hi (or above) keeps to it
         _monotone("delta", key, hi, 0.0, d)
@@ -1222,6 +1227,14 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             cached = _cached_delta((key, i), e)
             if cached is not None:
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])
+            if lo > 0.0 and any(p.atoms() is not None for p, _ in prof):
+                # Atoms sit at loss values computed in floating point (k·ε₀ of k-fold randomized
+                # response, lattice points j·h); just below an atom δ(ε) ≈ p·(L − ε), so a few
+                # ulps of L move δ by ulp/(L − ε) relative (the lower end was 1.7e-5 above the
+                # exact δ at ε = 9ε₀ − 1e-9). The lower end is read 32 ulps further right.
+                _LAST.clear()
+                lo2, _ = _solve_direction(bucket(prof), eps=e + 32.0 * 2.0**-53 * (e + 1.0), below=-math.inf)
+                lo = min(lo, lo2)
             lows.append(lo)
             ups.append(hi)
         lo, hi = min(max(lows), max(ups)), max(ups)

@@ -118,7 +118,8 @@ def test_dpsgd_mixed_with_randomized_response_is_tighter():
     c = routes.best_epsilon(mix, 1e-5)
     assert c.method == "pld"
     rdp = routes.best_epsilon(mix, 1e-5, "rdp").value
-    assert c.value < 0.7 * rdp
+    # the RDP route now uses the pair's own curve (4.06; group of two gave 5.68)
+    assert c.value < rdp < 4.2
     assert c.lower is not None and c.value - c.lower <= 0.01 * c.value
     assert c.value > routes.best_epsilon(m.compose(1000), 1e-5).value
     _, items = align([(m, 1000), (RandomizedResponse(1.0), 1)])

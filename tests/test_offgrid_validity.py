@@ -772,6 +772,66 @@ def test_mixed_and_replace_one_many():
             assert c.lower <= _dpacc_eps(s, q, t, d, optimistic=False, replace_one=True), (s, q, t, d, c)
 
 
+def _check_report(tmp_path, s, b, n, t, e0, kr, d):
+    """`renyi report --json` of a random pipeline (a Poisson-sampled Gaussian and k Laplace
+    counts): every applicable route's ε and the fixed-sequence ε ≥ dp-accounting's optimistic
+    PLD of the same composition; the PLD lower end ≤ the pessimistic one."""
+    import logging
+
+    need("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    logging.getLogger().setLevel(logging.ERROR)
+    f = tmp_path / "p.toml"
+    f.write_text(f"""title = "random"
+[privacy]
+delta = {d!r}
+[[mechanism]]
+name = "sgd"
+type = "gaussian"
+sigma = {s!r}
+sensitivity = 1.0
+sampling = {{ scheme = "poisson", batch_size = {b}, dataset_size = {n} }}
+count = {t}
+[[mechanism]]
+name = "counts"
+type = "laplace"
+scale = {1 / e0!r}
+sensitivity = 1.0
+count = {kr}
+""", encoding="utf-8")
+    js = json.loads(_cli("report", str(f), "--json"))
+    q = b / n
+    ends = []
+    for opt in (True, False):
+        ga = pl.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=not opt, value_discretization_interval=1e-3,
+                                        use_connect_dots=not opt)
+        la = pl.from_laplace_mechanism(1 / e0, pessimistic_estimate=not opt, value_discretization_interval=1e-3,
+                                       use_connect_dots=not opt)
+        ends.append(float(ga.self_compose(t).compose(la.self_compose(kr)).get_epsilon_for_delta(d)))
+    assert float(js["epsilon"]) >= ends[0], (js["epsilon"], ends)
+    for r in js["routes"]:
+        if r["applicable"]:
+            assert float(r["epsilon"]) >= ends[0], (r, ends)
+            assert r["lower"] is None or float(r["lower"]) <= ends[1], (r, ends)
+
+
+def test_report_routes_vs_dp_accounting(tmp_path):
+    rng = _rng(23)
+    _check_report(tmp_path, float(rng.uniform(0.8, 2)), int(rng.integers(16, 256)), int(rng.integers(5000, 60000)),
+                  int(rng.integers(20, 300)), float(rng.uniform(0.05, 1)), int(rng.integers(1, 4)),
+                  float(10 ** rng.uniform(-8, -4)))
+
+
+@pytest.mark.slow
+def test_report_many(tmp_path):
+    rng = _rng(115)
+    for _ in range(5):
+        _check_report(tmp_path, float(rng.uniform(0.6, 3)), int(rng.integers(8, 512)), int(rng.integers(2000, 100000)),
+                      int(10 ** rng.uniform(1, 3.3)), float(rng.uniform(0.02, 2)), int(rng.integers(1, 6)),
+                      float(10 ** rng.uniform(-10, -3)))
+
+
 # ==============================================================================================
 # Identities (q = 1), calibration and the accountant's spends
 # ==============================================================================================

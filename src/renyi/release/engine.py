@@ -169,6 +169,15 @@ class SQLEngine:
         """Drop the table ``name`` if it exists."""
         raise NotImplementedError
 
+    def buckets(self) -> int:
+        """In how many parts (by the privacy unit) the kept rows are built: 1, unless the engine
+        holds per-individual state in memory (DuckDB's top-m aggregate) and the table is large."""
+        return 1
+
+    def append(self, name: str, select: str) -> None:
+        """Insert the rows of ``select`` into the table ``name`` (for :meth:`buckets` > 1)."""
+        raise NotImplementedError
+
     def register(self, name: str, columns: dict[str, np.ndarray]) -> None:
         """Register a small table (the key list: ``__renyi_idx`` int64, ``k0…`` text)."""
         raise NotImplementedError
@@ -252,7 +261,16 @@ class SQLEngine:
         registered: list[str] = []
         try:
             try:
-                self.materialize(kept, kept_select(plan, salt, self.source(), d, fl))
+                buckets = self.buckets()
+                if buckets <= 1:
+                    self.materialize(kept, kept_select(plan, salt, self.source(), d, fl))
+                else:
+                    for b in range(buckets):
+                        sel = kept_select(plan, salt, self.source(), d, fl, bucket=(b, buckets))
+                        if b == 0:
+                            self.materialize(kept, sel)
+                        else:
+                            self.append(kept, sel)
                 out: Aggregates = {}
                 for i, qp in enumerate(plan.queries):
                     name = self.keys_name(i)

@@ -143,7 +143,8 @@ def _by(cols: Sequence[str]) -> str:
     return ", ".join(f"{c} ASC NULLS FIRST" for c in cols)
 
 
-def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collection[str] = ()) -> str:
+def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collection[str] = (),
+                bucket: tuple[int, int] | None = None) -> str:
     """The rows kept: at most ``max_rows_per_unit`` per individual, a salted-hash random choice.
 
     The rows kept are each individual's m first rows in the order of (:func:`row_hash` of the
@@ -164,6 +165,10 @@ def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collec
     Args:
         source: the table expression of the source (engine-specific: a file read or a view).
         floating: the data columns of a floating-point type (their text is spelled portably).
+        bucket: (b, B): only the individuals whose unit hashes to bucket b of B (DuckDB: the
+            kept rows of a large table are built bucket by bucket, so the grouped aggregates
+            hold 1/B of the individuals at a time; every individual's rows are in one bucket, so
+            the rows kept are the same).
     """
     data = plan.spec.data
     m = int(data.max_rows_per_unit)
@@ -180,6 +185,9 @@ def kept_select(plan: Plan, salt: int, source: str, d: Dialect, floating: Collec
         return (f"SELECT {cols} FROM (SELECT {cols}, row_number() OVER (PARTITION BY {UNIT} ORDER BY {order}) "
                 f"AS __renyi_rn FROM (SELECT {cols}, {h} AS __renyi_h FROM (SELECT {proj} FROM {source}) AS s) "
                 f"AS o) AS w WHERE __renyi_rn <= {m}")
+    if bucket is not None and bucket[1] > 1:
+        # DuckDB's own hash of the unit picks the bucket: it only splits the work, never the choice
+        source = f"(SELECT * FROM {source} WHERE hash({d.ident(data.privacy_unit)}) % {bucket[1]} = {bucket[0]})"
     if m <= TOPK_LIMIT:
         cut = (f"t AS (SELECT {UNIT}, min(__renyi_h, {m}) AS __renyi_hs FROM o GROUP BY {UNIT}), "
                f"c AS (SELECT o.* FROM o JOIN t USING ({UNIT}) WHERE o.__renyi_h <= t.__renyi_hs[-1]) ")
@@ -383,3 +391,4 @@ def _inner_select(qp: QueryPlan, plan: Plan, salt: int, d: Dialect, kept: str, k
         inner = f"SELECT {keep}, {', '.join(windows)} FROM ({inner}) AS i0"
     cond = f"WHERE {' AND '.join(filters)}" if filters else ""
     return inner, cond
+

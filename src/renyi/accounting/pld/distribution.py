@@ -1235,6 +1235,14 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             cached = _cached_delta((key, i), e)
             if cached is not None:
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])
+            if lo > 0.0 and any(p.atoms() is not None for p, _ in prof):
+                # Atoms sit at loss values computed in floating point (k·ε₀ of k-fold randomized
+                # response, lattice points j·h); just below an atom δ(ε) ≈ p·(L − ε), so a few
+                # ulps of L move δ by ulp/(L − ε) relative (the lower end was 1.7e-5 above the
+                # exact δ at ε = 9ε₀ − 1e-9). The lower end is read 32 ulps further right.
+                _LAST.clear()
+                lo2, _ = _solve_direction(bucket(prof), eps=e + 32.0 * 2.0**-53 * (e + 1.0), below=-math.inf)
+                lo = min(lo, lo2)
             lows.append(lo)
             ups.append(hi)
         lo, hi = min(max(lows), max(ups)), max(ups)

@@ -443,3 +443,17 @@ def test_a_pld_bracket_that_falls_back_to_rdp_is_ordered():
         warnings.simplefilter("ignore")
         lo, up = pld.epsilon_bounds([(m, 668)], 0.001)
     assert 0.0 <= lo <= up
+
+
+@pytest.mark.parametrize("args", [(3.5266672787558666e+299, 859, 10.0), (6.147664250716925e+16, 26, -5.75e-180),
+                                  (9007199254740992.0, 449, 0.1), (2.2482781360631835e+109, 1, 0.25),
+                                  (0.9999999999999999, 283, -math.inf)])
+def test_kov_delta_at_huge_epsilon_or_minus_infinity_is_a_probability(args):
+    """exp of the rounding margin of a huge kε overflowed ('math range error'), and ε′ = −∞
+    made ceil(+∞) raise; δ ≤ 1 is the answer there (δ(−∞) = 1 exactly)."""
+    from renyi.guarantees.approx import kov_delta
+
+    d = kov_delta(*args)
+    assert 0.0 <= d <= 1.0
+    if args[2] == -math.inf:
+        assert d == 1.0

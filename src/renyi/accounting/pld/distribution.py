@@ -748,6 +748,14 @@ class _Unresolved(RuntimeError):
 _ENGINE_ERRORS = (_Unresolved, ArithmeticError, ValueError, IndexError, MemoryError)
 
 
+def _why(exc: BaseException) -> str:
+    """The reason an engine error gives, in the user's terms (an OverflowError from numpy said
+    "Python int too large to convert to C long" for 2⁶² steps)."""
+    if isinstance(exc, (OverflowError, MemoryError)):
+        return "the composition is too long or its losses too large for the PLD grid"
+    return str(exc)
+
+
 # The compositions behind recent answers, per (items, direction): a δ asked at an ε that an
 # earlier ε-query produced is read off the same composition (the smaller of two valid bounds),
 # so that δ(ε(δ)) ≤ δ holds exactly, and repeated questions are cheap.
@@ -1175,7 +1183,7 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
                 failed = f"gives only [{lo:.4g}, {hi:.4g}] at δ = {d:g}, above the RDP route ({why})"
                 hi = math.inf
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve δ = {d:g} ({exc})"
+        failed = f"could not resolve δ = {d:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     lo, hi, mono = _monotone("epsilon", key, d, min(lo, hi), hi)
@@ -1227,11 +1235,19 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             cached = _cached_delta((key, i), e)
             if cached is not None:
                 lo, hi = max(lo, cached[0]), min(hi, cached[1])
+            if lo > 0.0 and any(p.atoms() is not None for p, _ in prof):
+                # Atoms sit at loss values computed in floating point (k·ε₀ of k-fold randomized
+                # response, lattice points j·h); just below an atom δ(ε) ≈ p·(L − ε), so a few
+                # ulps of L move δ by ulp/(L − ε) relative (the lower end was 1.7e-5 above the
+                # exact δ at ε = 9ε₀ − 1e-9). The lower end is read 32 ulps further right.
+                _LAST.clear()
+                lo2, _ = _solve_direction(bucket(prof), eps=e + 32.0 * 2.0**-53 * (e + 1.0), below=-math.inf)
+                lo = min(lo, lo2)
             lows.append(lo)
             ups.append(hi)
         lo, hi = min(max(lows), max(ups)), max(ups)
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve ε = {e:g} ({exc})"
+        failed = f"could not resolve ε = {e:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     # δ(ε) is non-increasing in ε: consistent with the answers given before (see _monotone)

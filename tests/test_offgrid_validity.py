@@ -584,6 +584,18 @@ def test_allocation_vs_pld_accounting_live():
         _check_allocation_identities(float(rng.uniform(0.4, 3)), int(rng.integers(2, 60)), _delta(rng))
 
 
+def test_shuffle_is_the_unamplified_replace_one_gaussian():
+    """Shuffled fixed batches (replace-one, no amplification claimed): the ε is the exact
+    E-fold Gaussian with sensitivity 2 (a replacement moves the sum by up to 2C), and the
+    certified lower end is at most that (the truth lies below the unamplified ε)."""
+    rng = _rng(25)
+    s, t, E, d = float(rng.uniform(0.5, 2.5)), int(rng.integers(2, 300)), int(rng.integers(1, 4)), _delta(rng)
+    a = dpsgd.epsilon(s, 1.0 / t, steps=t * E, delta=d, sampling="shuffle")
+    mu = 2 * math.sqrt(E) / s
+    assert upper_ok(gauss_delta(mu, float(a)), d), (s, t, E, d, a)
+    assert a.lower is None or a.lower == 0 or lower_ok(gauss_delta(mu, a.lower), d), (s, t, E, d, a)
+
+
 # ==============================================================================================
 # Plans: Accountant(budget, plan=...) bills at least the truth's lower end
 # ==============================================================================================

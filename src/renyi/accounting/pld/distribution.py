@@ -748,6 +748,14 @@ class _Unresolved(RuntimeError):
 _ENGINE_ERRORS = (_Unresolved, ArithmeticError, ValueError, IndexError, MemoryError)
 
 
+def _why(exc: BaseException) -> str:
+    """The reason an engine error gives, in the user's terms (an OverflowError from numpy said
+    "Python int too large to convert to C long" for 2⁶² steps)."""
+    if isinstance(exc, (OverflowError, MemoryError)):
+        return "the composition is too long or its losses too large for the PLD grid"
+    return str(exc)
+
+
 # The compositions behind recent answers, per (items, direction): a δ asked at an ε that an
 # earlier ε-query produced is read off the same composition (the smaller of two valid bounds),
 # so that δ(ε(δ)) ≤ δ holds exactly, and repeated questions are cheap.
@@ -1195,7 +1203,7 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
                 failed = f"gives only [{lo:.4g}, {hi:.4g}] at δ = {d:g}, above the RDP route ({why})"
                 hi = math.inf
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve δ = {d:g} ({exc})"
+        failed = f"could not resolve δ = {d:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     lo, hi, mono = _monotone("epsilon", key, d, min(lo, hi), hi)
@@ -1265,7 +1273,7 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             failed = _floor_reason("the upper δ", hi, floor)
             hi = math.inf
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve ε = {e:g} ({exc})"
+        failed = f"could not resolve ε = {e:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     # δ(ε) is non-increasing in ε: consistent with the answers given before (see _monotone)

@@ -754,6 +754,19 @@ def test_dp_event_bridge_vs_dp_accounting():
     assert c.value >= _dpacc_eps(s, q, t, d, optimistic=True), (s, q, t, c)
 
 
+def test_opacus_accountant_vs_dp_accounting():
+    """renyi's Opacus accountant after T steps of a random (σ, q): ≥ the peer's lower bound."""
+    need("opacus")
+    from renyi.integrations.opacus import RenyiAccountant
+
+    rng = _rng(24)
+    s, q, t, d = float(rng.uniform(0.8, 2.5)), float(10 ** rng.uniform(-3, -1.3)), int(rng.integers(10, 300)), 1e-6
+    a = RenyiAccountant()
+    for _ in range(t):
+        a.step(noise_multiplier=s, sample_rate=q)
+    assert a.get_epsilon(d) >= _dpacc_eps(s, q, t, d, optimistic=True), (s, q, t)
+
+
 @pytest.mark.slow
 def test_mixed_and_replace_one_many():
     from renyi.sampling.subsampling import PoissonSubsampledReplaceOne

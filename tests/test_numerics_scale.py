@@ -184,3 +184,15 @@ def test_calibrate_steps_with_huge_sigma_is_a_clear_error():
     res = CliRunner().invoke(app, ["calibrate", "gaussian", "--solve", "steps", "--sigma", "1e300", "--rate", "0.01",
                                    "--epsilon", "1", "--delta", "1e-5"])
     assert res.exit_code != 0 and "nothing to calibrate" in res.output
+
+
+def test_pld_overflow_reason_is_in_the_users_terms():
+    """2⁶² steps: the PLD route's reason was numpy's "Python int too large to convert to C long"."""
+    from renyi import pld
+    from renyi.core.errors import ConversionError
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling.subsampling import PoissonSubsampled
+
+    with pytest.raises(ConversionError) as exc:
+        pld.epsilon_bounds([(PoissonSubsampled(Gaussian(1e150), 0.5), 2**62)], 1e-5, fallback=False)
+    assert "C long" not in str(exc.value)

@@ -405,7 +405,7 @@ def test_subsampled_gaussian_vs_prv_accountant():
     for _ in range(8):
         s, q, t = float(rng.uniform(0.7, 2.5)), float(10 ** rng.uniform(-3, -1)), int(10 ** rng.uniform(2, 3.7))
         d = float(10 ** rng.uniform(-9, -3))
-        acc = prv.PRVAccountant(prvs=prv.PoissonSubsampledGaussianMechanism(noise_multiplier=s, sampling_probability=q),
+        acc = prv.PRVAccountant(prvs=[prv.PoissonSubsampledGaussianMechanism(noise_multiplier=s, sampling_probability=q)],
                                 max_self_compositions=[t], eps_error=0.01, delta_error=d / 1000)
         lo, _, _ = acc.compute_epsilon(delta=d, num_self_compositions=[t])
         c = routes.best_epsilon(PoissonSubsampled(Gaussian(s), q).compose(t), d)
@@ -702,6 +702,147 @@ def test_cli_many():
         lo_peer = _dpacc_eps(s, q, t, d, optimistic=True)
         for key, e, _ in [("best", best, None), ("printed", head, None), *vals]:
             assert e >= lo_peer, (s, q, t, d, key, e, lo_peer)
+
+
+# ==============================================================================================
+# Mixed compositions under replace-one, and the dp-accounting event bridge
+# ==============================================================================================
+def _check_mixed_replace_one(s, q, t, e0, cats, kr, d):
+    """Randomized response (replace-one) composed with a subsampled Gaussian: the whole
+    composition is stated under replace-one (the direct pair for the Gaussian steps); renyi's
+    upper end ≥ dp-accounting's optimistic PLD of the same replace-one pairs, its lower end ≤
+    the pessimistic one."""
+    import logging
+
+    need("dp_accounting")
+    from dp_accounting import NeighboringRelation as NR
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    from renyi import compose
+
+    logging.getLogger().setLevel(logging.ERROR)
+    g = compose(RandomizedResponse(epsilon=e0, k=cats).compose(kr), PoissonSubsampled(Gaussian(s), q).compose(t))
+    c = routes.best_epsilon(g, d)
+    a = math.exp(e0) / (math.exp(e0) + cats - 1)
+    p = (1 - a) * cats / (cats - 1)  # dp-accounting: a uniform bucket with probability p
+    ends = []
+    for opt in (True, False):
+        rr = pl.from_randomized_response(p, cats, pessimistic_estimate=not opt, value_discretization_interval=1e-3)
+        ga = pl.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=not opt, value_discretization_interval=1e-3,
+                                        use_connect_dots=not opt, neighboring_relation=NR.REPLACE_ONE)
+        ends.append(float(rr.self_compose(kr).compose(ga.self_compose(t)).get_epsilon_for_delta(d)))
+    assert c.value >= ends[0], (s, q, t, e0, cats, kr, d, c, ends)
+    assert c.lower is None or c.lower <= ends[1], (s, q, t, e0, cats, kr, d, c, ends)
+
+
+def test_mixed_replace_one_composition_vs_dp_accounting():
+    rng = _rng(21)
+    _check_mixed_replace_one(float(rng.uniform(0.8, 2)), float(10 ** rng.uniform(-2.5, -1)), int(rng.integers(20, 200)),
+                             float(rng.uniform(0.2, 1.5)), int(rng.integers(2, 5)), int(rng.integers(1, 5)),
+                             float(10 ** rng.uniform(-8, -4)))
+
+
+def test_dp_event_bridge_vs_dp_accounting():
+    """from_dp_event of a Poisson-sampled Gaussian event, composed T times."""
+    dpa = need("dp_accounting")
+    from renyi import from_dp_event
+
+    rng = _rng(22)
+    s, q, t, d = float(rng.uniform(0.8, 2.5)), float(10 ** rng.uniform(-3, -1.3)), int(rng.integers(10, 300)), 1e-6
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(s)), t)
+    c = routes.best_epsilon(from_dp_event(ev), d)
+    assert c.value >= _dpacc_eps(s, q, t, d, optimistic=True), (s, q, t, c)
+
+
+def test_opacus_accountant_vs_dp_accounting():
+    """renyi's Opacus accountant after T steps of a random (σ, q): ≥ the peer's lower bound."""
+    need("opacus")
+    from renyi.integrations.opacus import RenyiAccountant
+
+    rng = _rng(24)
+    s, q, t, d = float(rng.uniform(0.8, 2.5)), float(10 ** rng.uniform(-3, -1.3)), int(rng.integers(10, 300)), 1e-6
+    a = RenyiAccountant()
+    for _ in range(t):
+        a.step(noise_multiplier=s, sample_rate=q)
+    assert a.get_epsilon(d) >= _dpacc_eps(s, q, t, d, optimistic=True), (s, q, t)
+
+
+@pytest.mark.slow
+def test_mixed_and_replace_one_many():
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    rng = _rng(114)
+    for _ in range(6):
+        _check_mixed_replace_one(float(rng.uniform(0.6, 2.5)), float(10 ** rng.uniform(-3, -0.7)),
+                                 int(10 ** rng.uniform(1, 3)), float(rng.uniform(0.1, 2)), int(rng.integers(2, 6)),
+                                 int(rng.integers(1, 8)), float(10 ** rng.uniform(-10, -3)))
+    for _ in range(8):
+        s, q, t = float(rng.uniform(0.6, 2.5)), float(10 ** rng.uniform(-3, -0.7)), int(10 ** rng.uniform(1, 3))
+        d = float(10 ** rng.uniform(-10, -3))
+        c = routes.best_epsilon(PoissonSubsampledReplaceOne(Gaussian(s), q).compose(t), d)
+        assert c.value >= _dpacc_eps(s, q, t, d, optimistic=True, replace_one=True), (s, q, t, d, c)
+        if c.lower is not None:
+            assert c.lower <= _dpacc_eps(s, q, t, d, optimistic=False, replace_one=True), (s, q, t, d, c)
+
+
+def _check_report(tmp_path, s, b, n, t, e0, kr, d):
+    """`renyi report --json` of a random pipeline (a Poisson-sampled Gaussian and k Laplace
+    counts): every applicable route's ε and the fixed-sequence ε ≥ dp-accounting's optimistic
+    PLD of the same composition; the PLD lower end ≤ the pessimistic one."""
+    import logging
+
+    need("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    logging.getLogger().setLevel(logging.ERROR)
+    f = tmp_path / "p.toml"
+    f.write_text(f"""title = "random"
+[privacy]
+delta = {d!r}
+[[mechanism]]
+name = "sgd"
+type = "gaussian"
+sigma = {s!r}
+sensitivity = 1.0
+sampling = {{ scheme = "poisson", batch_size = {b}, dataset_size = {n} }}
+count = {t}
+[[mechanism]]
+name = "counts"
+type = "laplace"
+scale = {1 / e0!r}
+sensitivity = 1.0
+count = {kr}
+""", encoding="utf-8")
+    js = json.loads(_cli("report", str(f), "--json"))
+    q = b / n
+    ends = []
+    for opt in (True, False):
+        ga = pl.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=not opt, value_discretization_interval=1e-3,
+                                        use_connect_dots=not opt)
+        la = pl.from_laplace_mechanism(1 / e0, pessimistic_estimate=not opt, value_discretization_interval=1e-3,
+                                       use_connect_dots=not opt)
+        ends.append(float(ga.self_compose(t).compose(la.self_compose(kr)).get_epsilon_for_delta(d)))
+    assert float(js["epsilon"]) >= ends[0], (js["epsilon"], ends)
+    for r in js["routes"]:
+        if r["applicable"]:
+            assert float(r["epsilon"]) >= ends[0], (r, ends)
+            assert r["lower"] is None or float(r["lower"]) <= ends[1], (r, ends)
+
+
+def test_report_routes_vs_dp_accounting(tmp_path):
+    rng = _rng(23)
+    _check_report(tmp_path, float(rng.uniform(0.8, 2)), int(rng.integers(16, 256)), int(rng.integers(5000, 60000)),
+                  int(rng.integers(20, 300)), float(rng.uniform(0.05, 1)), int(rng.integers(1, 4)),
+                  float(10 ** rng.uniform(-8, -4)))
+
+
+@pytest.mark.slow
+def test_report_many(tmp_path):
+    rng = _rng(115)
+    for _ in range(5):
+        _check_report(tmp_path, float(rng.uniform(0.6, 3)), int(rng.integers(8, 512)), int(rng.integers(2000, 100000)),
+                      int(10 ** rng.uniform(1, 3.3)), float(rng.uniform(0.02, 2)), int(rng.integers(1, 6)),
+                      float(10 ** rng.uniform(-10, -3)))
 
 
 # ==============================================================================================

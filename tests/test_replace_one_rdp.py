@@ -93,3 +93,11 @@ def test_the_rdp_filter_bills_the_pair_curve():
     acc = Accountant(ApproxDP(4.0, 1e-5, neighbouring="replace_one"))
     m = PoissonSubsampledReplaceOne(Gaussian(1.0), 0.01)
     assert acc.can_spend(m, count=1000)
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, 1e-300])
+def test_rate_edges(q):
+    """q = 1 is the Gaussian with sensitivity 2Δ (α·2²/2 at σ = 1), q = 0 spends nothing."""
+    g = PoissonSubsampledReplaceOne(Gaussian(1.0), q).guarantee
+    assert float(g.rdp(2.0)) == pytest.approx(4.0 if q == 1.0 else 0.0, abs=1e-300)
+    assert g.neighbouring == "replace_one"

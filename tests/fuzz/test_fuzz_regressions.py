@@ -312,6 +312,19 @@ def test_the_hang_check_counts_cpu_time_not_the_load(monkeypatch):
     monkeypatch.setattr(fo, "WALL_TIMEOUT", 0.5)
     assert fo.call("sleep(3)", time.sleep, 3.0, valid=None) is None
     assert fo.COUNTS["hang"] == hangs + 2 and "blocked" in fo.FINDINGS[-1]
+
+    def starved() -> int:  # computing, but slowly (a niced process on a loaded machine): 1.5 s wall, ~0.75 s CPU
+        t0, n = time.perf_counter(), 0
+        while time.perf_counter() - t0 < 1.5:
+            t1 = time.process_time()
+            while time.process_time() - t1 < 0.05:
+                n += 1
+            time.sleep(0.05)
+        return n
+
+    monkeypatch.setattr(fo, "TIMEOUT", 5.0)
+    assert fo.call("starved()", starved, valid=None) is not None
+    assert fo.COUNTS["hang"] == hangs + 2
     del fo.FINDINGS[start:]
     fo.COUNTS["hang"] = hangs
 
@@ -443,3 +456,17 @@ def test_a_pld_bracket_that_falls_back_to_rdp_is_ordered():
         warnings.simplefilter("ignore")
         lo, up = pld.epsilon_bounds([(m, 668)], 0.001)
     assert 0.0 <= lo <= up
+
+
+@pytest.mark.parametrize("args", [(3.5266672787558666e+299, 859, 10.0), (6.147664250716925e+16, 26, -5.75e-180),
+                                  (9007199254740992.0, 449, 0.1), (2.2482781360631835e+109, 1, 0.25),
+                                  (0.9999999999999999, 283, -math.inf)])
+def test_kov_delta_at_huge_epsilon_or_minus_infinity_is_a_probability(args):
+    """exp of the rounding margin of a huge kε overflowed ('math range error'), and ε′ = −∞
+    made ceil(+∞) raise; δ ≤ 1 is the answer there (δ(−∞) = 1 exactly)."""
+    from renyi.guarantees.approx import kov_delta
+
+    d = kov_delta(*args)
+    assert 0.0 <= d <= 1.0
+    if args[2] == -math.inf:
+        assert d == 1.0

@@ -454,7 +454,7 @@ def _log_theta_ratio(sigma: float, c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=np.float64).reshape(-1)
     r = _theta_ratio_m1(sigma, c)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log1p(r)
+        out: np.ndarray = np.log1p(r)
     low = ~(r > -0.5)
     if np.any(low):
         # here σ < ½ (Poisson summation keeps the ratio above 1 − 6e-3 for σ ≥ ½)

@@ -198,6 +198,8 @@ def kov_delta(epsilon: float, k: int, eps_prime: float) -> float:
     eps_prime = check_real("eps_prime", eps_prime)
     if epsilon == 0.0:
         return 0.0
+    if eps_prime == -math.inf:
+        return 1.0  # δ(ε′) → 1 as ε′ → −∞ (the (ℓ*) below would be +∞)
     # The summands are ℓ ~ Binomial(k, p), p = 1/(1 + e^ε), restricted to ℓ < ℓ* = (kε − ε′)/(2ε):
     # δ = P_p(L < ℓ*) − e^{ε′} P_{1−p}(L < ℓ*). Up to 2²² runs every ℓ is summed; up to 10¹⁰
     # the ℓ within 20√k of the mean kp (Hoeffding: the rest weigh at most 2e^{−800}); beyond,
@@ -237,6 +239,8 @@ def kov_delta(epsilon: float, k: int, eps_prime: float) -> float:
     # the log-space terms are differences of numbers as large as k(ε + 1) + log k!: their
     # rounding is covered by a relative margin
     err = 16.0 * 2.0**-52 * (k * (epsilon + 1.0) + abs(eps_prime) + float(lm.log_comb(k, k // 2)) + k)
+    if not ld + err < 0.0:
+        return 1.0  # the margin of a huge kε reaches δ ≤ 1 itself (exp overflowed: 'math range error')
     return min(1.0, math.exp(ld + err) + tail)
 
 

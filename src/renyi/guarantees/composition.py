@@ -269,7 +269,7 @@ def _zcdp_values(items: tuple[Any, ...]) -> Guarantee | None:
     if merged is None:
         return None
     total = _sum_merged(merged)
-    out = copy.copy(with_relation(total, merged[0][0].neighbouring))
+    out: Guarantee = copy.copy(with_relation(total, merged[0][0].neighbouring))
     object.__setattr__(out, "_items", tuple(merged))
     return out
 

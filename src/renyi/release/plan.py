@@ -564,7 +564,7 @@ def _quantile_measurement(q: QuerySpec, p: dict[str, Any], rho: float, coverage:
     R_c = #{v ≤ c} over the group's kept, clamped values rounded to the grid: 0 exactly when c
     is a q-quantile. One row moves it by at most max(q, 1 − q) (see :mod:`renyi.release.noise`),
     so one person by Δ_u = r·max(q, 1 − q) with r rows in the group. The mechanism with
-    η = ε/(2Δ_u) is ε-bounded-range, hence ε²/8-zCDP ([CR21] §3, theory §7.4); one person
+    η = ε/(2Δ_u) is ε-bounded-range, hence ε²/8-zCDP ([CR21] §3); one person
     touches at most g groups, so ``runs = g`` and ε = √(8ρ/g).
 
     The two ends of the interval are exponential mechanisms of the same kind on the group

@@ -816,7 +816,7 @@ def _discovery_budget(queries: tuple[QuerySpec, ...], rho: float, budget: Mappin
     ``{rho, delta}`` budget's δ (split evenly among the discovering queries that give none), or
     half of an ``{epsilon, delta}`` budget's δ; there, the ρ is then converted at the δ left:
     δ_D-approximate ρ-zCDP is (ε, δ_D + (1 − δ_D)·δ′)-DP when ρ-zCDP is (ε, δ′)-DP
-    ([BS16] §8 and Lemma 38 recipe, theory §5.4), so δ′ = (δ − δ_D)/(1 − δ_D).
+    ([BS16] §8 and Lemma 38 recipe), so δ′ = (δ − δ_D)/(1 − δ_D).
     """
     import dataclasses
 

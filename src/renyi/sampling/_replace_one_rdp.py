@@ -101,7 +101,8 @@ def _log_psi(x: np.ndarray, mu: float, q: float, alpha: float) -> np.ndarray:
             mid = ~huge
             lh[mid] = np.log(np.expm1(ub[mid]) - alpha * tb[mid])
         out[big] = lh
-    return -0.5 * x * x - 0.5 * math.log(2.0 * math.pi) + log_b + out
+    res: np.ndarray = -0.5 * x * x - 0.5 * math.log(2.0 * math.pi) + log_b + out
+    return res
 
 
 def _log_sf(z: float) -> float:

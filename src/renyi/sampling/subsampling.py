@@ -456,7 +456,8 @@ class PoissonSubsampledReplaceOne(Mechanism):
 
         group = PoissonSubsampled(self.mechanism, self.rate).guarantee.group(2)
         mu = 1.0 / self.noise_multiplier
-        if self.rate == 0.0 or not (math.isfinite(mu) and mu > 0.0):
+        if not isinstance(group, RDP) or self.rate in (0.0, 1.0) or not (math.isfinite(mu) and mu > 0.0):
+            # nothing spent, or no subsampling (the Gaussian with sensitivity 2Δ is exact)
             return with_relation(group, "replace_one")  # type: ignore[no-any-return]
         curve = RDP(_ReplaceOneCurve(mu, self.rate, group.rdp_finite), eps_inf=math.inf, convex=False,
                     label=f"replace-one pair (q={self.rate:g}, σ={self.noise_multiplier:g})")

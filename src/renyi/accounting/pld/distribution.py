@@ -748,6 +748,14 @@ class _Unresolved(RuntimeError):
 _ENGINE_ERRORS = (_Unresolved, ArithmeticError, ValueError, IndexError, MemoryError)
 
 
+def _why(exc: BaseException) -> str:
+    """The reason an engine error gives, in the user's terms (an OverflowError from numpy said
+    "Python int too large to convert to C long" for 2⁶² steps)."""
+    if isinstance(exc, (OverflowError, MemoryError)):
+        return "the composition is too long or its losses too large for the PLD grid"
+    return str(exc)
+
+
 # The compositions behind recent answers, per (items, direction): a δ asked at an ε that an
 # earlier ε-query produced is read off the same composition (the smaller of two valid bounds),
 # so that δ(ε(δ)) ≤ δ holds exactly, and repeated questions are cheap.
@@ -1079,6 +1087,17 @@ def _monotone(kind: str, key: Any, x: float, lo: float, hi: float) -> tuple[floa
     return lo2, hi2, note
 
 
+def _roundoff_floor(items: list[tuple[Any, int]]) -> float:
+    from renyi.accounting.pld._allocation import roundoff_floor
+
+    return roundoff_floor(items)
+
+
+def _floor_reason(what: str, x: float, floor: float) -> str:
+    return (f"does not answer at {what} = {x:g} for random allocation: below {floor:.3g} (1e-12 per "
+            "allocation epoch) the floating-point error of its lattice laws is not bounded")
+
+
 def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
                    fallback: bool = True) -> tuple[float, float]:
     """(lower, upper) on the ε of composing each mechanism ``count`` times, at δ.
@@ -1135,6 +1154,15 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
     hit = _answer_cached(("epsilon", key, d))
     if hit is not None:
         return Bounds(hit[0], hit[1], _answer_note(("epsilon", key, d)))
+    floor = _roundoff_floor(its)
+    if d < floor:
+        # random allocation's lattice laws carry floating-point error that is measured, not
+        # bounded (issue #23): no answer where it could make either end invalid
+        why = _floor_reason("δ", d, floor)
+        if not fallback:
+            raise ConversionError(f"PLD {why}")
+        warnings.warn(f"PLD {why}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
+        return Bounds(0.0, _rdp_epsilon(its, d), "the RDP route: " + why)
     dirs = _directions(its)
     for prof in dirs:
         p_inf = _inf_mass_of(prof)
@@ -1175,7 +1203,7 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
                 failed = f"gives only [{lo:.4g}, {hi:.4g}] at δ = {d:g}, above the RDP route ({why})"
                 hi = math.inf
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve δ = {d:g} ({exc})"
+        failed = f"could not resolve δ = {d:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     lo, hi, mono = _monotone("epsilon", key, d, min(lo, hi), hi)
@@ -1238,8 +1266,14 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             lows.append(lo)
             ups.append(hi)
         lo, hi = min(max(lows), max(ups)), max(ups)
+        floor = _roundoff_floor(its)
+        if lo < floor:
+            lo = 0.0  # random allocation's lattice round-off is not bounded there (issue #23)
+        if hi < floor:
+            failed = _floor_reason("the upper δ", hi, floor)
+            hi = math.inf
     except _ENGINE_ERRORS as exc:
-        failed = f"could not resolve ε = {e:g} ({exc})"
+        failed = f"could not resolve ε = {e:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf
     _release(its)
     # δ(ε) is non-increasing in ε: consistent with the answers given before (see _monotone)

@@ -374,3 +374,59 @@ def test_booked_tail_is_no_certified_infinite_lower_end() -> None:
 
     lo, up = delta_bounds([(m, 1)], 40.0)
     assert lo == 0.0 and up < 1e-12  # no finite loss reaches 40; the bound is the booked tail
+
+
+# ---------------------------------------------------------------------------------------------
+# the round-off floor (issue #23, third session): no answer where the lattice laws' unbounded
+# floating-point error could make an end invalid
+# ---------------------------------------------------------------------------------------------
+def test_profiles_are_round_off_below_the_floor_and_the_route_declines_there() -> None:
+    """Regression: far below δ ≈ 1e-15 the lattice profiles are round-off (the lower profile of
+    one lattice is 1.45× the upper profile of another: both cannot be valid). The route now
+    declines every δ below ROUNDOFF_FLOOR × epochs (the RDP route answers, with the reason),
+    and a δ-question's certified lower end there is 0."""
+    import warnings
+
+    import numpy as np
+
+    from renyi.accounting.pld._allocation import ROUNDOFF_FLOOR, allocation_profiles, shift_item
+    from renyi.accounting.pld.distribution import delta_bounds, epsilon_bounds, epsilon_bracket
+    from renyi.core.errors import ConversionError
+    from renyi.errors import RenyiNumericalWarning
+
+    mu, t, eps = 0.8828881082361857, 16, 2.3632192972337
+    a, b = (allocation_profiles(mu, t, 2**n)[1] for n in (11, 13))
+    low = float(np.exp(b.lower.log_delta(np.array([eps]))[0]))
+    up = float(np.exp(a.upper.log_delta(np.array([eps]))[0]))
+    assert low > up  # the profiles are noise there (1.4e-21 against 9.6e-22)
+    assert up < 1e-3 * ROUNDOFF_FLOOR
+    item = shift_item(mu, t, 2**11)
+    for epochs in (1, 3):
+        delta = 0.5 * ROUNDOFF_FLOOR * epochs
+        with pytest.raises(ConversionError, match="floating-point error"):
+            epsilon_bounds([(item, epochs)], delta, fallback=False)
+        with pytest.warns(RenyiNumericalWarning, match="floating-point error"):
+            got = epsilon_bracket([(item, epochs)], delta)
+        assert got.lower == 0.0 and "RDP route" in got.note
+        with pytest.raises(ConversionError, match="floating-point error"):
+            delta_bounds([(item, epochs)], 9.0, fallback=False)  # its upper δ is below the floor
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RenyiNumericalWarning)
+            lo, hi = delta_bounds([(item, epochs)], 9.0)
+        rdp_delta = float(renyi.routes.best_delta(RandomAllocation(Gaussian(1.0 / mu), steps=t).compose(epochs),
+                                                  9.0, "rdp").value)
+        assert lo == 0.0 and hi == pytest.approx(rdp_delta, rel=1e-9)
+    # the default route list: the RDP route answers there
+    m = RandomAllocation(Gaussian(1.0 / mu), steps=t)
+    c = renyi.routes.best_epsilon(m, 1e-13)
+    rdp = renyi.routes.best_epsilon(m, 1e-13, "rdp")
+    assert float(c.value) == pytest.approx(float(rdp.value), rel=1e-12)
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-10])
+def test_answers_above_the_floor_are_unchanged(delta: float) -> None:
+    """The floor does not touch the benchmark range: both ends come from the PLD pairs, within 1 %."""
+    from renyi.accounting.pld.distribution import epsilon_bracket
+
+    b = epsilon_bracket([(RandomAllocation(Gaussian(1.0), steps=100), 3)], delta, fallback=False)
+    assert b.lower > 0.0 and b.upper - b.lower <= 0.01 * b.upper

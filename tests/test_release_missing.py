@@ -134,6 +134,10 @@ def test_drop_and_replace(tmp_path):
     r = _run(tmp_path, {"source": src, "privacy_unit": "id"}, [dict(q, name="drop", missing="drop")])
     man = r.manifest["queries"][0]
     assert "take no part" in man["missing"]
+    import json
+
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert rep["intervals"]["queries"]["drop"]["missing"] == man["missing"]
 
 
 def test_literal_null_in_a_numeric_csv_column(tmp_path):

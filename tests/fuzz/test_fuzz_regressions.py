@@ -312,6 +312,19 @@ def test_the_hang_check_counts_cpu_time_not_the_load(monkeypatch):
     monkeypatch.setattr(fo, "WALL_TIMEOUT", 0.5)
     assert fo.call("sleep(3)", time.sleep, 3.0, valid=None) is None
     assert fo.COUNTS["hang"] == hangs + 2 and "blocked" in fo.FINDINGS[-1]
+
+    def starved() -> int:  # computing, but slowly (a niced process on a loaded machine): 1.5 s wall, ~0.75 s CPU
+        t0, n = time.perf_counter(), 0
+        while time.perf_counter() - t0 < 1.5:
+            t1 = time.process_time()
+            while time.process_time() - t1 < 0.05:
+                n += 1
+            time.sleep(0.05)
+        return n
+
+    monkeypatch.setattr(fo, "TIMEOUT", 5.0)
+    assert fo.call("starved()", starved, valid=None) is not None
+    assert fo.COUNTS["hang"] == hangs + 2
     del fo.FINDINGS[start:]
     fo.COUNTS["hang"] = hangs
 

@@ -147,6 +147,12 @@ def render_plan(r: Any) -> None:
         c.print(Text(f"total ρ = {fmt_up(plan.rho)} of the budget's {spec.rho:.6g} (the smallest meeting every target"
                      + ("; the weighted queries share the rest)" if len(targets) < len(plan.queries) else ")")),
                 markup=False)
+    from renyi.release.run import missing_text
+
+    for qp in plan.queries:
+        words = missing_text(qp.query)
+        if words is not None and qp.query.missing != "error":
+            c.print(Text(f"missing values, query {qp.query.name}: {words}"), markup=False)
     if r.truncation is not None:
         c.print(Text(f"truncation effect of the contribution bounds, on the public table {r.truncation['public']} "
                      "(not covered by the intervals):"), markup=False)

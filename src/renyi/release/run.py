@@ -190,7 +190,8 @@ def report_document(plan: Plan, report: Any, truncation: dict[str, Any] | None =
     effect measured on public data, when the spec names a public table)."""
     doc = dict(report.to_dict())
     doc["intervals"] = {"cover": INTERVALS_COVER,
-                        "queries": {qp.query.name: {"coverage": qp.coverage, "interval": interval_text(qp)}
+                        "queries": {qp.query.name: {"coverage": qp.coverage, "interval": interval_text(qp),
+                                                    "missing": missing_text(qp.query)}
                                     for qp in plan.queries},
                         "truncation_effect": truncation}
     return doc

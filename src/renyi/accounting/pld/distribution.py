@@ -1087,6 +1087,17 @@ def _monotone(kind: str, key: Any, x: float, lo: float, hi: float) -> tuple[floa
     return lo2, hi2, note
 
 
+def _roundoff_floor(items: list[tuple[Any, int]]) -> float:
+    from renyi.accounting.pld._allocation import roundoff_floor
+
+    return roundoff_floor(items)
+
+
+def _floor_reason(what: str, x: float, floor: float) -> str:
+    return (f"does not answer at {what} = {x:g} for random allocation: below {floor:.3g} (1e-12 per "
+            "allocation epoch) the floating-point error of its lattice laws is not bounded")
+
+
 def epsilon_bounds(items: Sequence[tuple[object, int]], delta: float, *,
                    fallback: bool = True) -> tuple[float, float]:
     """(lower, upper) on the ε of composing each mechanism ``count`` times, at δ.
@@ -1143,6 +1154,15 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
     hit = _answer_cached(("epsilon", key, d))
     if hit is not None:
         return Bounds(hit[0], hit[1], _answer_note(("epsilon", key, d)))
+    floor = _roundoff_floor(its)
+    if d < floor:
+        # random allocation's lattice laws carry floating-point error that is measured, not
+        # bounded (issue #23): no answer where it could make either end invalid
+        why = _floor_reason("δ", d, floor)
+        if not fallback:
+            raise ConversionError(f"PLD {why}")
+        warnings.warn(f"PLD {why}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
+        return Bounds(0.0, _rdp_epsilon(its, d), "the RDP route: " + why)
     dirs = _directions(its)
     for prof in dirs:
         p_inf = _inf_mass_of(prof)
@@ -1246,6 +1266,12 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             lows.append(lo)
             ups.append(hi)
         lo, hi = min(max(lows), max(ups)), max(ups)
+        floor = _roundoff_floor(its)
+        if lo < floor:
+            lo = 0.0  # random allocation's lattice round-off is not bounded there (issue #23)
+        if hi < floor:
+            failed = _floor_reason("the upper δ", hi, floor)
+            hi = math.inf
     except _ENGINE_ERRORS as exc:
         failed = f"could not resolve ε = {e:g} ({_why(exc)})"
         lo, hi = 0.0, math.inf

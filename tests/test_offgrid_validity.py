@@ -275,6 +275,44 @@ def test_randomized_response_kfold_exact(case):
     _check_rr(*case)
 
 
+def test_discrete_laplace_kfold_exact():
+    """Discrete Laplace P(z) ∝ e^{−|z|/t}, Δ = 1: the loss is +1/t for z ≤ 0 (probability
+    e^{1/t}/(1 + e^{1/t})) and −1/t otherwise, so k runs are exactly k-fold binary randomized
+    response with ε₀ = 1/t: the trinomial oracle applies."""
+    from renyi import DiscreteLaplace
+
+    rng = _rng(26)
+    for _ in range(2):
+        scale, k, d = float(10 ** rng.uniform(-0.5, 1)), int(rng.integers(1, 30)), _delta(rng)
+        m = DiscreteLaplace(scale)
+        obj = m if k == 1 else m.compose(k)
+        c = routes.best_epsilon(obj, d)
+        assert upper_ok(rr_delta(c.value, 1 / scale, 2, k), d), (scale, k, d, c)
+        assert not c.lower or lower_ok(rr_delta(c.lower, 1 / scale, 2, k), d), (scale, k, d, c)
+
+
+def _dg_delta(eps, sigma):
+    """One run of the discrete Gaussian (Δ = 1): Σ_z (p(z) − e^ε q(z))₊, q the law shifted by 1."""
+    with mp.workdps(40):
+        s2 = 2 * mp.mpf(sigma) ** 2
+        n = int(60 * sigma + 60)
+        w = {z: mp.e ** (-mp.mpf(z) ** 2 / s2) for z in range(-n - 1, n + 2)}
+        Z = mp.fsum(w.values())
+        E = mp.e ** mp.mpf(eps)
+        return float(mp.fsum(max(mp.mpf(0), (w[z] - E * w[z - 1]) / Z) for z in range(-n, n + 1)))
+
+
+def test_discrete_gaussian_one_run_exact():
+    from renyi import DiscreteGaussian
+
+    rng = _rng(27)
+    for _ in range(2):
+        s, d = float(10 ** rng.uniform(-0.5, 0.8)), float(10 ** rng.uniform(-10, -2))
+        c = routes.best_epsilon(DiscreteGaussian(s), d)
+        assert upper_ok(_dg_delta(c.value, s), d), (s, d, c)
+        assert not c.lower or lower_ok(_dg_delta(c.lower, s), d), (s, d, c)
+
+
 @pytest.mark.slow
 def test_laplace_rr_many():
     for case in _laplace_cases(25, 102):
@@ -582,6 +620,18 @@ def test_allocation_vs_pld_accounting_live():
         _check_allocation_bracket(s, t, k, E, d, plo, pup)
     for _ in range(10):
         _check_allocation_identities(float(rng.uniform(0.4, 3)), int(rng.integers(2, 60)), _delta(rng))
+
+
+def test_shuffle_is_the_unamplified_replace_one_gaussian():
+    """Shuffled fixed batches (replace-one, no amplification claimed): the ε is the exact
+    E-fold Gaussian with sensitivity 2 (a replacement moves the sum by up to 2C), and the
+    certified lower end is at most that (the truth lies below the unamplified ε)."""
+    rng = _rng(25)
+    s, t, E, d = float(rng.uniform(0.5, 2.5)), int(rng.integers(2, 300)), int(rng.integers(1, 4)), _delta(rng)
+    a = dpsgd.epsilon(s, 1.0 / t, steps=t * E, delta=d, sampling="shuffle")
+    mu = 2 * math.sqrt(E) / s
+    assert upper_ok(gauss_delta(mu, float(a)), d), (s, t, E, d, a)
+    assert a.lower is None or a.lower == 0 or lower_ok(gauss_delta(mu, a.lower), d), (s, t, E, d, a)
 
 
 # ==============================================================================================

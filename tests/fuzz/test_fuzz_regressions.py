@@ -470,3 +470,14 @@ def test_kov_delta_at_huge_epsilon_or_minus_infinity_is_a_probability(args):
     assert 0.0 <= d <= 1.0
     if args[2] == -math.inf:
         assert d == 1.0
+
+
+def test_stability_histogram_n_at_the_smallest_delta():
+    """1/δ overflowed to inf at δ = 5e-324, so the threshold τ was inf and the call refused
+    with "no n up to 1.8e308 is enough"; τ = 1 + (2/ε)·log(1/δ) is finite."""
+    from renyi.accounting.limits import stability_histogram_n
+
+    n = stability_histogram_n(2.9431861211331635e+141, 5e-324, 5e-324)
+    assert 1 <= n <= 16
+    assert stability_histogram_n(1.0, 5e-324, 0.05) >= stability_histogram_n(1.0, 1e-300, 0.05)
+    assert stability_histogram_n(1.0, 1e-6, 0.05) == 88

@@ -409,7 +409,7 @@ def stability_histogram_n(epsilon: float, delta: float, beta: float) -> int:
     if -math.log1p(-dlt / 2.0) > eps / 2.0:
         raise DomainError(f"delta must be small enough that log(1/(1 − δ/2)) ≤ ε/2; got delta={delta!r}",
                           name="delta", value=delta)
-    tau = 1.0 + scale * math.log(1.0 / dlt)
+    tau = 1.0 + scale * -math.log(dlt)  # (1/δ overflows to inf below δ ≈ 5.6e-309)
 
     def ok(n: int) -> bool:
         return tau + scale * (math.log(n) - math.log(b_)) < n / 2.0

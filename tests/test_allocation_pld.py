@@ -430,3 +430,19 @@ def test_answers_above_the_floor_are_unchanged(delta: float) -> None:
 
     b = epsilon_bracket([(RandomAllocation(Gaussian(1.0), steps=100), 3)], delta, fallback=False)
     assert b.lower > 0.0 and b.upper - b.lower <= 0.01 * b.upper
+
+
+def test_floor_fallback_keeps_the_tighter_of_a_stored_answer_and_rdp() -> None:
+    """Regression: below the round-off floor an earlier ε-answer (δ(2.19) ≤ 1e-5, so δ(40) ≤ 1e-5)
+    was returned as the δ upper end at ε = 40, where the RDP route gives ~0: both are valid, the
+    smaller must be used (the full suite's order made test_booked_tail_… fail)."""
+    import warnings
+
+    from renyi.accounting.pld.distribution import delta_bounds, epsilon_bounds
+
+    m = RandomAllocation(Gaussian(1.0), steps=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        epsilon_bounds([(m, 1)], 1e-5)
+        lo, up = delta_bounds([(m, 1)], 40.0)
+    assert lo == 0.0 and up < 1e-12

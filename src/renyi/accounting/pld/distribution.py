@@ -1283,6 +1283,11 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
             raise ConversionError(f"PLD {failed}")
         warnings.warn(f"PLD {failed}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
         return 0.0, _rdp_delta(its, e)
+    if failed is not None and fallback:
+        # an earlier answer bounded δ here (hi is finite), but the RDP route may be tighter:
+        # both are valid upper bounds, so keep the smaller (a test's earlier question left
+        # δ(40) ≤ 1e-5 where the RDP route gives 0.0 to double precision)
+        hi = min(hi, _rdp_delta(its, e))
     if 0.0 < hi < 1.0:
         # the answer certifies ε(hi) ≤ ε: a later ε-question at hi (or above) keeps to it
         _monotone("epsilon", key, hi, 0.0, e)

@@ -212,7 +212,9 @@ def test_fuzz_dpsgd(examples):
                  check=prob_ok)
         else:
             call(f"dpsgd.schedule({q!r}, steps={t!r}, epochs={eps!r})", dpsgd.schedule, q, steps=t, epochs=eps,
-                 valid=None if q_ok is not False and t_ok is not False and e_ok is not False else False)
+                 # epochs=None is "not given" (steps decides), not an invalid number of epochs
+                 valid=None if q_ok is not False and t_ok is not False and (eps is None or e_ok is not False)
+                 else False)
 
     steps = st.one_of(st.integers(1, 20000).map(lambda k: (k, True)), arg("count"))
     run(st.tuples(arg("pos").filter(lambda t: not (isinstance(t[0], float) and 1e5 < t[0] < math.inf)),
@@ -243,8 +245,10 @@ def test_fuzz_accuracy(examples):
             call(f"half_width({mech!r}, {cov!r}, {cells!r}, method={method!r})", accuracy.half_width, mech, cov, cells,
                  method=method, valid=all_ok([c_none, None if n_ok else n_ok, m_ok]), check=nonneg_ok)
         elif which == 1:
+            # λ = 0 is in the domain of the discrete kinds (documented: only ⌊λ⌋ matters, λ ∈ [0, ∞))
+            h_in = True if (hw == 0 and isinstance(kind, str) and kind.startswith("discrete")) else h_ok
             call(f"noise_for({hw!r}, {cov!r}, {cells!r}, {kind!r}, method={method!r})", accuracy.noise_for, hw, cov,
-                 cells, kind, method=method, valid=all_ok([h_ok, c_ok, None if n_ok else n_ok, k_ok, m_ok]),
+                 cells, kind, method=method, valid=all_ok([h_in, c_ok, None if n_ok else n_ok, k_ok, m_ok]),
                  check=nonneg_ok)
         elif which == 2:
             call(f"failure_probability({mech!r}, {hw!r}, {cells!r}, method={method!r})", accuracy.failure_probability,

@@ -481,3 +481,11 @@ def test_stability_histogram_n_at_the_smallest_delta():
     assert 1 <= n <= 16
     assert stability_histogram_n(1.0, 5e-324, 0.05) >= stability_histogram_n(1.0, 1e-300, 0.05)
     assert stability_histogram_n(1.0, 1e-6, 0.05) == 88
+
+
+def test_laplace_divergence_of_equal_laws_at_the_largest_order_is_zero():
+    """t = 0 at α = 1.8e308: 2α − 1 overflowed to inf and ∞·0 gave NaN."""
+    from renyi import divergences
+
+    assert divergences.laplace_divergence(0.0, MAX) == 0.0
+    assert divergences.laplace_divergence(1.0, MAX) == 1.0  # D_α → D_∞ = t

@@ -218,6 +218,8 @@ def laplace_rdp_curve(t: float, alpha: ArrayLike) -> np.ndarray | float:
         c = np.where(np.isinf(a), 0.5, (a - 1.0) / np.where(np.isinf(a), 1.0, s))
         out = t + x * _laplace_log1p_over(c * x) / np.where(np.isinf(a), np.inf, s)
     out = np.where(np.isinf(a), t, out)
+    if t == 0.0:  # equal laws: 0 at every order (2α − 1 overflows past α ≈ 9e307, and ∞·0 was NaN)
+        out = np.zeros_like(out)
     out = np.clip(out, 0.0, t)  # 0 ≤ D_α ≤ D_∞ = t; clips only round-off
     return out[()] if out.ndim == 0 else out
 

@@ -318,3 +318,27 @@ def test_ledger_missing_file_exit_2(tmp_path):
 def test_version():
     """--version prints the package version."""
     assert renyi.__version__ in run("--version").stdout
+
+
+def test_a_bad_option_value_is_one_line_with_exit_code_2(monkeypatch, capsys):
+    """Regression: `--group-size 2.5` (or any integer option given a fraction, or an unknown
+    option) printed click's four-line usage error; the console script prints one line."""
+    import click
+    import typer.core
+
+    import renyi.cli as cli
+
+    monkeypatch.setattr(click.exceptions.UsageError, "show", click.exceptions.UsageError.show)
+    bundled = getattr(getattr(typer.core, "_click", None), "exceptions", None)
+    if bundled is not None:
+        monkeypatch.setattr(bundled.UsageError, "show", bundled.UsageError.show)
+    for argv in (["epsilon", "gaussian", "--sigma", "1", "--rate", "0.01", "--steps", "100",
+                  "--delta", "1e-5", "--group-size", "2.5"],
+                 ["epsilon", "gaussian", "--no-such-option"]):
+        monkeypatch.setattr("sys.argv", ["renyi", *argv])
+        with pytest.raises(SystemExit) as exc:
+            cli.main()
+        err = capsys.readouterr().err
+        assert exc.value.code == 2
+        assert err.count("\n") == 1 and err.startswith("error: "), err
+    assert "--group-size" in err or "--no-such-option" in err

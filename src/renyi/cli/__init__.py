@@ -75,7 +75,8 @@ def _root(
 
 def main() -> None:
     """Entry point of the ``renyi`` console script."""
-    from renyi.cli._common import one_line_warnings
+    from renyi.cli._common import one_line_usage_errors, one_line_warnings
 
     one_line_warnings()
+    one_line_usage_errors()
     app()

@@ -83,6 +83,31 @@ def one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def one_line_usage_errors() -> None:
+    """Show click's usage errors (a bad option value, an unknown option) as one ``error: ...``
+    line on stderr, naming the option, the value and where help is, with click's exit code 2.
+
+    click prints four lines (usage, hint, a blank line, the error); renyi's rule for every user
+    error on the command line is one line and a non-zero exit.
+    """
+    import click
+    import typer.core
+
+    def show(self: Any, file: Any = None) -> None:
+        ctx = self.ctx
+        hint = ""
+        if ctx is not None and ctx.help_option_names:
+            hint = f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
+        message = " ".join(self.format_message().split())
+        (file or sys.stderr).write(f"error: {message}{hint}\n")
+
+    # typer ≥ 0.26 raises the usage errors of its own bundled copy of click (typer.core._click);
+    # older typer raises click's: both classes get the one-line form.
+    bundled = getattr(getattr(getattr(typer.core, "_click", None), "exceptions", None), "UsageError", None)
+    for cls in {click.exceptions.UsageError, bundled} - {None}:
+        cls.show = show  # type: ignore[union-attr,method-assign]
+
+
 def _from_validation(e: BaseException) -> bool:
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None:

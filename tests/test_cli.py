@@ -323,12 +323,15 @@ def test_version():
 def test_a_bad_option_value_is_one_line_with_exit_code_2(monkeypatch, capsys):
     """Regression: `--group-size 2.5` (or any integer option given a fraction, or an unknown
     option) printed click's four-line usage error; the console script prints one line."""
-    import click
+    import sys
+
     import typer.core
 
     import renyi.cli as cli
 
-    monkeypatch.setattr(click.exceptions.UsageError, "show", click.exceptions.UsageError.show)
+    plain = sys.modules.get("click")
+    if plain is not None:
+        monkeypatch.setattr(plain.exceptions.UsageError, "show", plain.exceptions.UsageError.show)
     bundled = getattr(getattr(typer.core, "_click", None), "exceptions", None)
     if bundled is not None:
         monkeypatch.setattr(bundled.UsageError, "show", bundled.UsageError.show)

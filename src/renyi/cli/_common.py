@@ -90,7 +90,6 @@ def one_line_usage_errors() -> None:
     click prints four lines (usage, hint, a blank line, the error); renyi's rule for every user
     error on the command line is one line and a non-zero exit.
     """
-    import click
     import typer.core
 
     def show(self: Any, file: Any = None) -> None:
@@ -101,11 +100,13 @@ def one_line_usage_errors() -> None:
         message = " ".join(self.format_message().split())
         (file or sys.stderr).write(f"error: {message}{hint}\n")
 
-    # typer ≥ 0.26 raises the usage errors of its own bundled copy of click (typer.core._click);
-    # older typer raises click's: both classes get the one-line form.
+    # typer 0.29 raises the usage errors of its own bundled copy of click (typer.core._click) and
+    # need not install click at all; older typer imports click itself. Patch whichever is loaded
+    # (never import click here: it may be absent, and the CLI keeps its imports light).
     bundled = getattr(getattr(getattr(typer.core, "_click", None), "exceptions", None), "UsageError", None)
-    for cls in {click.exceptions.UsageError, bundled} - {None}:
-        cls.show = show  # type: ignore[union-attr,method-assign]
+    plain = getattr(getattr(sys.modules.get("click"), "exceptions", None), "UsageError", None)
+    for cls in {bundled, plain} - {None}:
+        setattr(cls, "show", show)  # (on the class: click calls e.show() on the instance)
 
 
 def _from_validation(e: BaseException) -> bool:

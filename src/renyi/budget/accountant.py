@@ -219,6 +219,15 @@ class _Totals:
         )
 
 
+def _append(txn: Any, rec: SpendRecord) -> int:
+    """Append ``rec`` in the open transaction; the ledger must give it the id it was built with
+    (the record is built once, with the id it will get), else nothing is recorded."""
+    new_id: int = txn.append(rec)
+    if new_id != rec.id:
+        raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+    return new_id
+
+
 def _same_unit(a: Any, b: Any) -> bool:
     """Whether two units (a :class:`_Unit` or a :class:`SpendRecord`) add the same values to the
     totals (everything :meth:`_Totals.plus` reads)."""
@@ -1452,9 +1461,7 @@ class Accountant:
                 # built with the id it will get, so that it is built once
                 rec = SpendRecord(fold.last_id + 1, now, label, k, unit.guarantee, mech, unit.rdp, unit.eps_inf,
                                   unit.xi, unit.rho, unit.mu, unit.delta)
-                new_id = txn.append(rec)
-                if new_id != rec.id:
-                    raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+                new_id = _append(txn, rec)
             fold.add(unit, k, new_id)
             self._remember(item, k)
             sp = self._spend_of(rec)
@@ -1517,9 +1524,7 @@ class Accountant:
                     gj = unit.guarantee if j is None else self._planned_json(unit, j)
                     rec = SpendRecord(self._all.last_id + 1, now, label, k, gj, mech, unit.rdp, unit.eps_inf,
                                       unit.xi, unit.rho, unit.mu, unit.delta)
-                    new_id = txn.append(rec)
-                    if new_id != rec.id:
-                        raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+                    new_id = _append(txn, rec)
                 break
             else:  # pragma: no cover - the plan moved twice under us
                 raise LedgerError("the ledger changed twice while this spend was decided; nothing was recorded")
@@ -1565,9 +1570,7 @@ class Accountant:
                 b = min(self._next_block, self._reserve or 1, spec.phases[j].count - cur.used[j])
                 rec = SpendRecord(self._all.last_id + 1, now, None, b, self._planned_json(unit, j), mech, unit.rdp,
                                   unit.eps_inf, unit.xi, unit.rho, unit.mu, unit.delta)
-                new_id = txn.append(rec)
-                if new_id != rec.id:
-                    raise LedgerError(f"ledger assigned id {new_id}, expected {rec.id}")
+                new_id = _append(txn, rec)
             break
         else:  # pragma: no cover - the plan moved twice under us
             raise LedgerError("the ledger changed twice while this spend was decided; nothing was recorded")

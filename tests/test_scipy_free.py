@@ -133,3 +133,21 @@ print(sorted(m for m in sys.modules if m == "scipy" or m.startswith("scipy.")))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_clt_route_turns_short_compositions_away_without_its_import():
+    """The CLT route's pre-check (before importing its module, which loads scipy and mpmath)
+    uses the module's own step threshold and messages."""
+    from renyi.accounting import _clt, routes
+    from renyi.errors import ConversionError
+    from renyi import PoissonSubsampled
+    from renyi.mechanisms import Gaussian
+
+    assert routes._CLT_MIN_STEPS == _clt.MIN_STEPS
+    sub = PoissonSubsampled(Gaussian(1.0), 0.01)
+    for obj, words in (([(sub, 3), (Gaussian(2.0), 1)], "one Poisson-subsampled"),
+                       ([(sub, 5)], "at least 16777216 steps")):
+        with pytest.raises(ConversionError, match=words):
+            routes.route("clt").epsilon(obj, 1e-6)
+        with pytest.raises(ConversionError, match=words):
+            _clt.epsilon_bounds(obj, 1e-6) if len(obj) > 1 else _clt.applies(obj)

@@ -11,6 +11,7 @@ report, the accountant, calibration and the CLI show.
 |---|---|---|
 | `exact` | Gaussian mechanisms only: μ² adds, exact conversion ([DRS19]; [BW18] Thm 8). The true ε: when it applies no other route can be smaller. | yes ([ST22]) |
 | `pld` | numerical privacy loss distributions (`renyi.pld`): pessimistic discretisation gives the certified upper bound, optimistic the `lower` end of a bracket [lower, upper]. | no |
+| `clt` | ≥ 2²⁴ steps of one Poisson-subsampled Gaussian: Berry–Esseen on the tilted sum of a discretised dominating pair (`lower`: of a dominated pair); tight where no PLD grid is. | no |
 | `rdp` | RDP curves add ([Mir17] Prop. 1), converted by [CKS20] Prop. 12 with the order optimised. | yes ([FZ21]) |
 | `zcdp` | (ξ, ρ) add ([BS16] Lemma 7), best zCDP conversion. | yes ([FZ21]) |
 | `direct` | the composed guarantee's (or a single mechanism's) own conversion: exact profiles of one Laplace / randomized-response run, pure and (ε, δ)-DP profiles. | no |
@@ -347,6 +348,33 @@ PLD = Route(
     _pld_epsilon, _pld_delta,
 )
 
+# ----- CLT (Berry–Esseen) -----------------------------------------------------------------
+_CLT_DETAIL = ("central limit with Berry–Esseen (Shevtsova 2010, C = 0.56) on the tilted sum of a "
+               "discretised dominating pair (upper) and a dominated pair (lower)")
+
+
+def _clt_epsilon(it: Items, delta: float) -> Conversion:
+    from renyi.accounting import _clt
+
+    lower, upper = _clt.epsilon_bounds(list(it.items), delta)
+    return Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL)
+
+
+def _clt_delta(it: Items, epsilon: float) -> Conversion:
+    from renyi.accounting import _clt
+
+    lower, upper = _clt.delta_bounds(list(it.items), epsilon)
+    return Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL)
+
+
+#: Very long compositions (≥ 2²⁴ steps) of one Poisson-subsampled Gaussian, where no PLD grid
+#: resolves both one step and the sum (:mod:`renyi.accounting._clt`).
+CLT = Route(
+    "clt", "CLT (Berry–Esseen, certified)", False,
+    "the sequence of mechanisms is fixed in advance (a pipeline file, spend(m, count=T))",
+    _clt_epsilon, _clt_delta,
+)
+
 # ----- RDP, zCDP -----------------------------------------------------------------------
 RDP_ROUTE = Route(
     "rdp", "RDP (CKS20, α optimised)", True,
@@ -505,6 +533,7 @@ ADVANCED = Route(
 ROUTES: tuple[Route, ...] = (
     EXACT,
     PLD,
+    CLT,
     RDP_ROUTE,
     ZCDP_ROUTE,
     DIRECT,
@@ -545,6 +574,11 @@ class RouteResult:
         return self.conversion is not None
 
 
+#: A CLT bracket this narrow (relative) ends the search for the minimum (the PLD grid, asked
+#: last, cannot resolve such step counts and costs seconds).
+_CLT_STOP = {"epsilon": 1e-3, "delta": 1e-2}
+
+
 def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteResult]:
     it = items(obj)
     out: list[RouteResult] = []
@@ -566,6 +600,8 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
         out.append(RouteResult(r, c))
         if stop_at_exact and ((r.exact and math.isfinite(c.value)) or c.value == 0.0):
             break  # the true value (or 0): no valid bound is smaller
+        if stop_at_exact and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
+            break  # a certified bracket within 0.1 % (δ: 1 %): no valid bound is below its lower end
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
 

@@ -189,6 +189,27 @@ class GroupMixture:
         ld = log_delta_gaussian(lj, np.broadcast_to(j[pos] / self.sigma, lj.shape))
         return np.asarray(_lse(self.lw[pos][None, :] + ld, axis=1))
 
+    def log_delta_remove_lower(self, eps: np.ndarray) -> np.ndarray:
+        """log of a lower bound on δ_{P‖Q}(ε) of the exact pair (all k + 1 components), ε ≥ 0
+        (array), up to rounding (relative ~1e-12): the kept components at the root x̃ of their
+        own loss, without the dropped mass. The kept loss is at most the full one, so x̃ is at
+        least the full root, and each term w_j δ_G(j/σ, L_j(x)) decreases in x; the dropped
+        terms are ≥ 0. Used to certify that a route cannot win (renyi.accounting._route_skip)."""
+        flat = np.asarray(eps, dtype=np.float64).reshape(-1)
+        if flat.size == 0:
+            return flat.copy()
+        if not bool(np.all(flat > self.lw0)):
+            raise ValueError("log_delta_remove_lower needs ε > log w₀")
+        return self._remove_at(self.root(flat))
+
+    def cgf_remove_lower(self, n: int) -> float:
+        """A lower bound on K(n) = log E_Q[(dP/dQ)^n] = (n − 1)·D_n(P‖Q) of the exact pair at an
+        integer order 2 ≤ n ≤ :meth:`max_order`: the exact log-space convolution, lowered by
+        its rounding (relative 1e-9, absolute 1e-12·n), and never below 0 (K ≥ 0)."""
+        tab = self._table(n)
+        k_n = float(tab[n])
+        return max(0.0, k_n - 1e-9 * abs(k_n) - 1e-12 * n)
+
     def log_delta_add(self, eps: np.ndarray) -> np.ndarray:
         """log δ_{Q‖P}(ε) for real ε (array)."""
         eps = np.asarray(eps, dtype=np.float64)

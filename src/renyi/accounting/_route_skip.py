@@ -60,6 +60,8 @@ class SkipBounds:
         self.delta = delta
         self._curve_fn = curve_fn
         self._eps_cache: dict[tuple[int, float], float] = {}
+        self._s_cache: dict[int, np.ndarray] = {}
+        self._pos: bool | None = None
 
     # ------------------------------------------------------------------ entry points
     def positive(self) -> bool:
@@ -85,9 +87,22 @@ class SkipBounds:
         return -math.inf
 
     # ------------------------------------------------------------------ RDP routes
-    def _s(self, n: int) -> float:
-        """S(n) = Σ T_i·D_n(P_i‖Q_i) from below (n ≥ 2 an integer within every table)."""
-        return math.fsum(t * mix.cgf_remove_lower(n) / (n - 1.0) for mix, t in self.parts)
+    def _s(self, n_max: int) -> np.ndarray:
+        """S(n) = Σ T_i·D_n(P_i‖Q_i) from below at n = 2 … ``n_max`` (an array; cached)."""
+        hit = self._s_cache.get(n_max)
+        if hit is None:
+            n = np.arange(2, n_max + 1, dtype=np.float64)
+            tot = np.zeros(n.size)
+            for mix, t in self.parts:
+                tot += t * mix.cgf_remove_lower(n_max)[2:] / (n - 1.0)
+            hit = tot
+            self._s_cache[n_max] = hit
+        return hit
+
+    def _positive(self) -> bool:
+        if self._pos is None:
+            self._pos = self.positive()
+        return self._pos
 
     def _rdp_lower(self, name: str, target: float, full: bool) -> float:
         from renyi.guarantees import RDP
@@ -104,36 +119,48 @@ class SkipBounds:
                 plain = _gdp_lower(math.sqrt(curve.steps) / curve.sigma, self.delta, target)
             elif type(curve) is not RDP:
                 return -math.inf
-        if name == "rdp" and not self.positive():
-            return -math.inf  # the KL → TV zero is not excluded
+            if not self._positive():
+                return -math.inf  # the KL → TV zero is not excluded
         a = -math.log(self.delta)
         mironov = name == "rdp_classic"
         # α ∈ (1, 2]: Mironov's term A/(α−1) ≥ A; CKS's log(1−1/α) + (A − log α)/(α−1) with
         # x = α − 1 ≥ log x − log 2 + (A − log 2)/x, decreasing in x ≤ A − log 2, so ≥ A − 2 log 2
         if mironov:
-            best = a
+            first = a
         else:
             if a - math.log(2.0) < 1.0:
                 return -math.inf
-            best = a - 2.0 * math.log(2.0)
-        n_max = min(mix.max_order() for mix, _ in self.parts)
-        n = 2
-        while True:
-            s = self._s(n)
-            # the tail α ≥ n: c ≥ S(n); Mironov's term ≥ 0; CKS's ≥ log(1−1/n) − log(n)/(n−1)
-            tail = s if mironov else s + math.log1p(-1.0 / n) - math.log(n) / (n - 1.0)
-            if (not full and tail >= target) or n >= n_max:
-                return min(min(best, tail), plain)
-            # α ∈ [n, n+1]
-            if mironov:
-                term = a / n
-            else:
-                num = a - math.log(n + 1.0)
-                term = math.log1p(-1.0 / n) + (num / n if num >= 0.0 else num / (n - 1.0))
-            best = min(best, s + term)
-            if not full and best < target:
-                return min(best, plain)
-            n += 1
+            first = a - 2.0 * math.log(2.0)
+        n_top = min(mix.max_order() for mix, _ in self.parts)
+        if n_top < 3:
+            return -math.inf
+        blocks = [b for b in (16, 32, 64, 128, 256) if b < n_top] + [n_top]
+        for n_max in blocks:
+            s = self._s(n_max)  # index m ↔ order n = m + 2
+            n = np.arange(2, n_max + 1, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if mironov:
+                    # the tail α ≥ n: c ≥ S(n), A/(α−1) ≥ 0; the interval [n, n+1]: A/(α−1) ≥ A/n
+                    tail = s.copy()
+                    iv = s + a / n
+                else:
+                    # tail: log(1−1/α) ≥ log(1−1/n), (A − log α)/(α−1) ≥ −log(α)/(α−1) ≥ −log(n)/(n−1);
+                    # [n, n+1]: log(1−1/n) + (A − log(n+1))/n, or /(n−1) where that numerator is < 0
+                    tail = s + np.log1p(-1.0 / n) - np.log(n) / (n - 1.0)
+                    num = a - np.log(n + 1.0)
+                    iv = s + np.log1p(-1.0 / n) + np.where(num >= 0.0, num / n, num / (n - 1.0))
+            iv = iv[:-1]  # intervals [n, n+1] for n = 2 … n_max − 1
+            if not full:
+                hits = np.nonzero(tail >= target)[0]
+                if hits.size:
+                    m = int(hits[0])  # (1, 2], [2, 3], …, [m+1, m+2], and the tail from n = m + 2
+                    return min(first, float(np.min(iv[:m])) if m else math.inf, float(tail[m]), plain)
+                below = min(first, float(np.min(iv)) if iv.size else math.inf)
+                if below < target:
+                    return min(below, plain)
+            if n_max == n_top:
+                return min(first, float(np.min(iv)) if iv.size else math.inf, float(tail[-1]), plain)
+        return -math.inf  # pragma: no cover - the last block is n_top
 
     # ------------------------------------------------------------------ advanced / basic
     def _eps_lo(self, i: int, delta_step: float) -> float:
@@ -150,7 +177,7 @@ class SkipBounds:
         ld = math.log(delta_step) + _LOG_MARGIN
         mu = mix.k / mix.sigma  # the Gaussian with sensitivity k dominates: its ε is above
         top = 0.5 * mu * mu + mu * math.sqrt(2.0 * max(math.log(1.0 / delta_step), 1.0)) + 1.0
-        grid = top * np.geomspace(1e-9, 1.0, 48)
+        grid = top * np.geomspace(1e-9, 1.0, 32)
         ok = mix.log_delta_remove_lower(grid) > ld
         if not ok[0]:
             found = 0.0
@@ -158,7 +185,7 @@ class SkipBounds:
             j = int(np.nonzero(ok)[0][-1])
             found = float(grid[j])
             if j + 1 < grid.size:  # refine inside [grid[j], grid[j+1])
-                fine = np.linspace(grid[j], grid[j + 1], 34)[1:-1]
+                fine = np.linspace(grid[j], grid[j + 1], 26)[1:-1]
                 ok2 = mix.log_delta_remove_lower(fine) > ld
                 if ok2.any():
                     found = float(fine[np.nonzero(ok2)[0][-1]])

@@ -353,17 +353,30 @@ _CLT_DETAIL = ("central limit with Berry–Esseen (Shevtsova 2010, C = 0.56) on 
                "discretised dominating pair (upper) and a dominated pair (lower)")
 
 
-def _clt_epsilon(it: Items, delta: float) -> Conversion:
+#: :data:`renyi.accounting._clt.MIN_STEPS`, here so that a composition the route cannot cover
+#: is turned away without importing it (its import loads scipy.special and mpmath: a third of
+#: the fixed cost of a ``renyi release``, which asks every route)
+_CLT_MIN_STEPS = 2**24
+
+
+def _clt_module(it: Items) -> Any:
+    if len(it.items) != 1:
+        raise ConversionError("the CLT route covers one Poisson-subsampled Gaussian composed many times")
+    steps = int(it.items[0][1])
+    if steps < _CLT_MIN_STEPS:
+        raise ConversionError(f"the CLT route needs at least {_CLT_MIN_STEPS} steps (Berry–Esseen); got {steps}")
     from renyi.accounting import _clt
 
-    lower, upper = _clt.epsilon_bounds(list(it.items), delta)
+    return _clt
+
+
+def _clt_epsilon(it: Items, delta: float) -> Conversion:
+    lower, upper = _clt_module(it).epsilon_bounds(list(it.items), delta)
     return Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL)
 
 
 def _clt_delta(it: Items, epsilon: float) -> Conversion:
-    from renyi.accounting import _clt
-
-    lower, upper = _clt.delta_bounds(list(it.items), epsilon)
+    lower, upper = _clt_module(it).delta_bounds(list(it.items), epsilon)
     return Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL)
 
 

@@ -30,6 +30,7 @@ from renyi.core._lazy import optimize
 
 from renyi.core import _logmath as lm
 from renyi.core._optimize import minimize_over_orders
+from renyi.core._scalar import brent_root, minimize_bounded
 from renyi.core import hooks
 from renyi.core._values import CurveValue
 from renyi.core._validation import (
@@ -322,7 +323,7 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     elif g(lo) >= 0.0:  # pragma: no cover - g(1+) = −∞ analytically
         alpha = lo
     else:
-        alpha = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+        alpha = brent_root(g, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
     ld = _cks_log_delta(rho, xi, epsilon, alpha)
     if math.isnan(ld):
         return Conversion(1.0, None, "CKS20 Cor. 13 (not evaluable: trivial bound)")
@@ -390,9 +391,7 @@ def zcdp_to_approx_dp_cks(rho: float, delta: float, xi: float = 0.0) -> Conversi
     # log(α* − 1) for Mironov's α*; clipped so that α = 1 + e^t stays a finite double (for
     # ρ near the smallest double the optimum lies beyond, and any order gives a valid bound).
     t0 = min(0.5 * (math.log(-ld) - math.log(rho)), 700.0)
-    res = optimize.minimize_scalar(obj, bounds=(t0 - 6.0, t0 + 3.0 if t0 < 700.0 else t0), method="bounded",
-                                   options={"xatol": 1e-10, "maxiter": 500})
-    t = float(res.x)
+    t, _ = minimize_bounded(obj, t0 - 6.0, t0 + 3.0 if t0 < 700.0 else t0, xatol=1e-10, maxiter=500)
     eps = obj(t)
     m = obj(t0)  # Mironov's order is always a candidate
     if m < eps:

@@ -58,6 +58,19 @@ those cells weigh ~1e-13 in δ), and profiles below δ ≈ 1e-15 are round-off (
 there in off-grid scans); at δ ≥ 1e-14 every bracket checked overlaps across lattices and
 contains the mpmath truth (t = 2).
 
+**Why no rigorous round-off term is booked (checked, issue #23).** The available rigorous
+bound is norm-wise: ‖fl(a∗b) − a∗b‖₂ ≤ c·u·log₂n·‖a‖₂‖b‖₂ per FFT convolution (Higham,
+Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 24.2, for radix-2 transforms),
+propagated through the powering (‖e∗b‖₂ ≤ ‖e‖₂‖b‖₁) and turned into a δ error by
+Cauchy–Schwarz against the profile's weights s/t over the window. On the lattices used it is
+5e-10 (σ = 2, t = 1000), 5e-9 (σ = 1, t = 1000), 9e-8 (σ = 0.8, t = 1000) and 4e-4 (σ = 0.5,
+t = 100) (``benchmarks/bench_allocation.py --fft-bound``): booked into δ it would take δ ≤ 1e-8
+(and at σ = 0.5 every δ below 1e-3) away from the route, while the measured error is relative
+in the tails (the split convolution) and below 1e-15 in δ. A usable rigorous bound needs a
+component-wise one (e.g. exponentially tilted transforms, whose untilted error decays like a
+Chernoff bound of the tail) for pocketfft's mixed-radix transforms; until then the floor stays
+the measured one.
+
 The two directions use two lattices: the remove direction needs the right tail of S (up to
 the cap c, where the lognormal's partial expectation E(Y − c)₊ is :data:`TAIL`), the add direction the
 left one (fine enough that S̃ = 0, an infinite loss, has negligible probability).
@@ -151,7 +164,7 @@ class _Ratio:
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._key() == self._key()  # type: ignore[attr-defined]
+        return isinstance(other, _Ratio) and type(other) is type(self) and other._key() == self._key()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
@@ -616,7 +629,7 @@ def roundoff_floor(items: list[tuple[object, int]]) -> float:
     return ROUNDOFF_FLOOR * lattice_epochs(expand(items))
 
 
-def _lower_pair(Y: _Ratio, delta: float, K: int, N: int, t: int, remove: bool) -> AtomProfile:
+def _lower_pair(Y: _Ratio, delta: float, K: int, N: int, t: int, remove: bool, k_of: int = 1) -> AtomProfile:
     """The lower pair: the law of a post-processing of the t outputs under P and under Q.
 
     Each Y_i is reduced to its cell index k_i = min(⌊Y_i/Δ⌋, K) (cells [jΔ, (j+1)Δ), the last
@@ -641,17 +654,31 @@ def _lower_pair(Y: _Ratio, delta: float, K: int, N: int, t: int, remove: bool) -
     m0, m1 = Y.cells(delta, K)
     q1 = np.maximum(m0, 0.0)  # P_Q(k_i = j)
     p1 = np.maximum(m1, 0.0)  # P_P(k_1 = j), size-biased (P-only outcomes dropped)
-    R = _power(q1, t - 1, N)
-    n = max(N - R.off, 1)
-    qa = _conv(R.arr, q1)[:n]
-    pa = _conv(R.arr, p1)[:n]
-    k = R.off + np.arange(qa.size, dtype=np.float64)
+    R = _power(q1, t - k_of, N)
+    if k_of == 1:
+        qa, pa, off = _conv(R.arr, q1), _conv(R.arr, p1), R.off
+    else:
+        # k of t: under P (a uniformly random k-subset of the steps holds the example) k of the
+        # cell indices are size-biased, the others not: P̂ = q′^{∗k} ∗ q^{∗(t−k)}, Q̂ = q^{∗t}
+        Pk, Qk = _power(p1, k_of, N), _power(q1, k_of, N)
+        qa, pa = _conv(R.arr, Qk.arr), _conv(R.arr, Pk.arr)
+        off = R.off + min(Pk.off, Qk.off)
+        qa = np.concatenate([np.zeros(Qk.off - min(Pk.off, Qk.off)), qa])
+        pa = np.concatenate([np.zeros(Pk.off - min(Pk.off, Qk.off)), pa])
+        size = max(qa.size, pa.size)
+        qa, pa = np.pad(qa, (0, size - qa.size)), np.pad(pa, (0, size - pa.size))
+    n = max(N - off, 1)
+    qa, pa = qa[:n], pa[:n]
+    k = off + np.arange(qa.size, dtype=np.float64)
     keep = (qa > 0) & (pa > 0)
     k, qa, pa = k[keep], qa[keep], pa[keep]
     z = np.log(pa) - np.log(qa)
     with np.errstate(divide="ignore"):
-        z_lo = np.log(k * delta / t)
-    z_hi = np.where(k < K, np.log((k + t) * delta / t), np.inf)
+        # S ≥ kΔ: the ratio S/t of one of t is at least kΔ/t (no such bound for k of t)
+        z_lo = np.log(k * delta / t) if k_of == 1 else np.full(k.shape, -np.inf)
+    # S < (k + t)Δ below the last cell; the ratio of k of t, e_k(L)/C(t, k), is at most
+    # (S/t)^k (Maclaurin's inequality), so is its conditional mean given the statistic
+    z_hi = np.where(k < K, k_of * np.log((k + t) * delta / t), np.inf)
     if remove:
         # (z, P̂): a smaller loss at the same P-mass lowers the profile
         z = np.minimum(z, z_hi)
@@ -683,6 +710,10 @@ class _Block:
     full: bool = False
     max_points: int = MAX_POINTS
     base: Any = None
+    #: with lower_k > 0: this block also carries the lower pair of the whole k-of-t epoch
+    #: (k = lower_k, t = lower_t; see :func:`expand`)
+    lower_k: int = 0
+    lower_t: int = 0
 
     @property
     def guarantee(self) -> Any:
@@ -749,8 +780,10 @@ def expand(items: list[tuple[object, int]]) -> list[tuple[object, int]]:
     its blocks: k independent 1-of-b allocations with b ∈ {⌊t/k⌋, ⌈t/k⌉} summing to t. k-of-t
     is a post-processing of the blocks' worst-case pair (a uniformly random permutation of the
     steps maps one-per-block onto a uniform k-subset), so the blocks' composition is an upper
-    bound; it is not a lower bound, so the blocks carry no lower pair (the bracket's lower end
-    then comes from the other items only)."""
+    bound. It is not a lower bound: the lower pair of the epoch is instead a post-processing of
+    its own worst-case pair (the sum of the t steps' lattice cell indices, whose law under P has k
+    size-biased summands; :func:`_lower_pair`), carried by one block per epoch, the other blocks
+    carrying P = Q."""
     from renyi.sampling.allocation import RandomAllocation, allocation_blocks
 
     out: list[tuple[object, int]] = []
@@ -760,10 +793,16 @@ def expand(items: list[tuple[object, int]]) -> list[tuple[object, int]]:
             sizes: dict[int, int] = {}
             for b in allocation_blocks(m.steps, m.k):
                 sizes[b] = sizes.get(b, 0) + 1
-            if mu is not None:
-                out.extend((_Block(mu, b), c * n) for b, n in sizes.items())
-            else:
-                out.extend((_Block(0.0, b, base=m.mechanism), c * n) for b, n in sizes.items())
+            mu0, base = (mu, None) if mu is not None else (0.0, m.mechanism)
+            first = True
+            for b, n in sizes.items():
+                if first and b > 1:
+                    # one block per epoch carries the epoch's lower pair (P = Q for the others)
+                    out.append((_Block(mu0, b, base=base, lower_k=m.k, lower_t=m.steps), c))
+                    n -= 1
+                    first = False
+                if n:
+                    out.append((_Block(mu0, b, base=base), c * n))
         else:
             out.append((m, c))
     return out
@@ -783,6 +822,22 @@ def _block_pairs(mu: float, steps: int, base: Any = None) -> tuple[Profile, Prof
         up_r, up_a = r.upper, a.upper
     zero = _zero_pair()
     return UpperOnly(up_r, zero, up_r.inf_mass), UpperOnly(up_a, zero, up_a.inf_mass)
+
+
+#: Lattice size of a k-of-t epoch's lower pair (its window holds k capped summands).
+K_LOWER_POINTS = 2**18
+
+
+@lru_cache(maxsize=8)
+def _k_of_t_pairs(law: _Ratio, steps: int, k: int, t: int) -> tuple[Profile, Profile]:
+    """A block of 1-of-``steps`` (upper pairs) carrying the lower pair of k-of-t allocation."""
+    r, a = _allocation_profiles(law, steps, MAX_POINTS)
+    sd = law.sd if law.sd > 0 else 1.0
+    c = law.cap(TAIL)
+    delta, N = _lattice(t + 20.0 * sd * math.sqrt(t) + k * c, _REL_SPACING * sd, K_LOWER_POINTS)
+    K = min(N - 1, int(math.ceil(c / delta)))
+    return (AllocationProfile(r.upper, functools.partial(_lower_pair, law, delta, K, N, t, True, k)),
+            AllocationProfile(a.upper, functools.partial(_lower_pair, law, delta, K, N, t, False, k)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -814,6 +869,8 @@ def pairs(mech: object) -> tuple[Profile, Profile]:
         law = _LogNormal(mech.mu) if mech.base is None else base_ratio(mech.base)
         if mech.full and mech.steps > 1 and law is not None:
             return allocation_profiles(law, mech.steps, mech.max_points)
+        if mech.lower_k > 0 and mech.steps > 1 and law is not None:
+            return _k_of_t_pairs(law, mech.steps, mech.lower_k, mech.lower_t)
         return _block_pairs(mech.mu, mech.steps, mech.base)
     assert isinstance(mech, RandomAllocation)
     t, k = mech.steps, mech.k

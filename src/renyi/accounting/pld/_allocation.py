@@ -566,9 +566,51 @@ def allocation_profiles(mu: float | _Ratio, t: int, max_points: int = MAX_POINTS
     return _allocation_profiles(_as_ratio(mu), int(t), int(max_points))
 
 
+#: Largest number of distinct sums of t atoms for which the law of S is enumerated exactly.
+EXACT_OUTCOMES = 200_000
+
+
+def _exact_profiles(Y: _AtomRatio, t: int) -> tuple[AllocationProfile, AllocationProfile] | None:
+    """The exact pair of 1-of-t allocation of a base with one or two finite atoms of L (and
+    possibly L = 0): S = Σ_j n_j l_j with (n_j) multinomial, no lattice. None where the count
+    vectors are too many."""
+    ls = list(Y.l)
+    qs = list(Y.q)
+    if Y.q_only > 0:
+        ls.append(0.0)
+        qs.append(Y.q_only)
+    if len(ls) > 3 or math.comb(t + len(ls) - 1, len(ls) - 1) > EXACT_OUTCOMES:
+        return None
+    lq = np.log(np.asarray(qs))
+    if len(ls) == 1:
+        n = np.array([[t]])
+    elif len(ls) == 2:
+        a = np.arange(t + 1)
+        n = np.stack([a, t - a], axis=1)
+    else:
+        i, j = np.triu_indices(t + 1)
+        n = np.stack([i, j - i, t - j], axis=1)
+    n = n.astype(np.float64)
+    logw = special.gammaln(t + 1.0) - special.gammaln(n + 1.0).sum(axis=1) + n @ lq
+    svals = n @ np.asarray(ls)
+    w = np.exp(logw)
+    up_r = _atoms(svals, w, t, Y.p_only, 0.0, True)
+    up_a = _atoms(svals, w, t, Y.p_only, 0.0, False)
+    return (AllocationProfile(up_r, functools.partial(_same, up_r)),
+            AllocationProfile(up_a, functools.partial(_same, up_a)))
+
+
+def _same(pair: AtomProfile) -> AtomProfile:
+    return pair
+
+
 # a few entries only: a pair on 2²⁰ lattice points holds tens of MB
 @lru_cache(maxsize=8)
 def _allocation_profiles(Y: _Ratio, t: int, max_points: int) -> tuple[AllocationProfile, AllocationProfile]:
+    if isinstance(Y, _AtomRatio):
+        exact = _exact_profiles(Y, t)
+        if exact is not None:
+            return exact
     sd = Y.sd if Y.sd > 0 else 1.0  # L ≡ 1 (P = Q): any spacing is exact
     bulk = t + 20.0 * sd * math.sqrt(t)
     # remove: the right tail up to the cap c with E(Y − c)₊ ≤ TAIL (TAIL_COARSE where the cap

@@ -251,11 +251,12 @@ def _rr_k_of_t_profile(eps0: float, t: int, k: int) -> tuple[object, object]:
     return rem, add
 
 
-@pytest.mark.parametrize("eps0, t, k", [(0.6, 10, 3),
-                                        pytest.param(1.0, 4, 2, marks=pytest.mark.slow),
-                                        pytest.param(1.5, 30, 2, marks=pytest.mark.slow),
-                                        pytest.param(0.4, 40, 8, marks=pytest.mark.slow)])
-def test_k_of_t_bracket_contains_the_exact_truth(eps0: float, t: int, k: int) -> None:
+@pytest.mark.parametrize("eps0, t, k, deltas", [(0.6, 10, 3, (1e-3,)),
+                                                pytest.param(0.6, 10, 3, (1e-6, 1e-9), marks=pytest.mark.slow),
+                                                pytest.param(1.0, 4, 2, (1e-3, 1e-6, 1e-9), marks=pytest.mark.slow),
+                                                pytest.param(1.5, 30, 2, (1e-3, 1e-6, 1e-9), marks=pytest.mark.slow),
+                                                pytest.param(0.4, 40, 8, (1e-3, 1e-6, 1e-9), marks=pytest.mark.slow)])
+def test_k_of_t_bracket_contains_the_exact_truth(eps0: float, t: int, k: int, deltas: tuple[float, ...]) -> None:
     """k > 1 (issue #23): the upper end (blocks) and the new lower end (the sum of the steps'
     cell indices, k of them size-biased) bracket the exact ε of the k-of-t pair."""
     from renyi.accounting.pld.distribution import _directions, _solve_direction
@@ -267,7 +268,7 @@ def test_k_of_t_bracket_contains_the_exact_truth(eps0: float, t: int, k: int) ->
     m = RandomAllocation(ExponentialMechanism(epsilon=eps0), steps=t, k=k)
     dirs = _directions([(m, 1)])
     assert len(dirs) == 2
-    for delta in (1e-3, 1e-6, 1e-9):
+    for delta in deltas:
         for prof, truth_prof in zip(dirs, (rem, add)):
             truth = _eps_of(truth_prof, delta)
             lo, hi = _solve_direction(prof, log_delta=math.log(delta))
@@ -279,5 +280,24 @@ def test_k_of_t_bracket_contains_the_exact_truth(eps0: float, t: int, k: int) ->
 def test_k_of_t_gaussian_lower_end_is_informative() -> None:
     e = RandomAllocation(Gaussian(1.0), steps=1000, k=10).best_epsilon(1e-5)
     assert e.lower is not None and 0.9 * e.value <= e.lower <= e.value   # was 0 before
+
+
+@pytest.mark.slow
+def test_k_of_t_gaussian_lower_end_over_epochs() -> None:
     two = RandomAllocation(Gaussian(1.0), steps=100, k=4).compose(2).best_epsilon(1e-5)
     assert two.lower is not None and 0.7 * two.value <= two.lower <= two.value
+
+
+def test_two_atom_bases_are_exact() -> None:
+    """An ε-DP base's pair has two atoms of L: the law of S is enumerated (binomial), so both
+    ends equal the exact ε (no lattice), at any t."""
+    from renyi.accounting.pld.distribution import _directions, _solve_direction
+
+    for eps0, t in ((1.0, 3), (0.5, 150)):
+        m = RandomAllocation(ExponentialMechanism(epsilon=eps0), steps=t)
+        for prof, truth_prof in zip(_directions([(m, 1)]), _rr_profile(eps0, t)):
+            for delta in (1e-4, 1e-8):
+                truth = _eps_of(truth_prof, delta)
+                lo, hi = _solve_direction(prof, log_delta=math.log(delta))
+                assert lo <= truth + 1e-9 <= hi + 2e-9
+                assert hi - lo <= 1e-6 * max(truth, 1e-3)

@@ -153,8 +153,14 @@ def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _S
             z_up = np.array([float(v) for v in ell])
             p_up = np.array([float(v) for v in up])
             keep = p_up > 0
-            upper = _Step(z_up[keep], p_up[keep], float(p_inf) * (1 + 1e-15))
-            lower = _Step(np.array([float(v) for v in low_z]), np.array([float(v) for v in low_p]), 0.0)
+            # a mass that underflows to 0.0 in float (< 2.3e-308) is counted at +∞ (upper); the
+            # lower law's p_inf only lowers log Z (its masses are dropped, which lowers δ)
+            lost = float(np.count_nonzero(~keep)) * 2.3e-308
+            upper = _Step(z_up[keep], p_up[keep], float(p_inf) * (1 + 1e-15) + lost)
+            zl = np.array([float(v) for v in low_z])
+            pl = np.array([float(v) for v in low_p])
+            kl = pl > 0
+            lower = _Step(zl[kl], pl[kl], float(np.count_nonzero(~kl)) * 2.3e-308)
             out.append((upper, lower))
     return out[0][0], out[1][0], out[0][1], out[1][1]
 
@@ -242,8 +248,8 @@ def _bound_terms(mo: _Moments, steps: int, eps: float, upper: bool) -> np.ndarra
     logv = _g_max(mo.lam, eps) + np.where(mo.lam > 0, math.log(2.0), 0.0)
     err = _err(mo, steps)
     if upper:
-        tot = np.logaddexp(main, logv + np.log(err))
-        return mo.tk_hi + tot
+        tot: np.ndarray = mo.tk_hi + np.logaddexp(main, logv + np.log(err))
+        return tot
     with np.errstate(invalid="ignore"):
         diff = np.exp(main) - np.exp(logv) * err
     return np.where(diff > 0, mo.tk_lo + np.log(np.where(diff > 0, diff, 1.0)), -np.inf)

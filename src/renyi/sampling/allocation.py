@@ -49,8 +49,8 @@ __all__ = ["RandomAllocation", "Shuffled", "MAX_ORDER", "allocation_blocks"]
 #: practice because it ignores amplification).
 MAX_ORDER = 128
 
-THEOREM = ("Feldman & Shenfeld (2025) worst-case Gaussian pair, both directions: certified PLD bracket "
-           "(convex-order lattice pairs) and exact RDP")
+THEOREM = ("Feldman & Shenfeld (2025) worst-case pair built from the base's dominating pair, both directions: "
+           "certified PLD bracket (convex-order lattice pairs); Gaussian base: also exact RDP")
 
 
 def allocation_blocks(steps: int, k: int) -> tuple[int, ...]:

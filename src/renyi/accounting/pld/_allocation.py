@@ -58,6 +58,19 @@ those cells weigh ~1e-13 in δ), and profiles below δ ≈ 1e-15 are round-off (
 there in off-grid scans); at δ ≥ 1e-14 every bracket checked overlaps across lattices and
 contains the mpmath truth (t = 2).
 
+**Why no rigorous round-off term is booked (checked, issue #23).** The available rigorous
+bound is norm-wise: ‖fl(a∗b) − a∗b‖₂ ≤ c·u·log₂n·‖a‖₂‖b‖₂ per FFT convolution (Higham,
+Accuracy and Stability of Numerical Algorithms, 2nd ed., Thm 24.2, for radix-2 transforms),
+propagated through the powering (‖e∗b‖₂ ≤ ‖e‖₂‖b‖₁) and turned into a δ error by
+Cauchy–Schwarz against the profile's weights s/t over the window. On the lattices used it is
+5e-10 (σ = 2, t = 1000), 5e-9 (σ = 1, t = 1000), 9e-8 (σ = 0.8, t = 1000) and 4e-4 (σ = 0.5,
+t = 100) (``benchmarks/bench_allocation.py --fft-bound``): booked into δ it would take δ ≤ 1e-8
+(and at σ = 0.5 every δ below 1e-3) away from the route, while the measured error is relative
+in the tails (the split convolution) and below 1e-15 in δ. A usable rigorous bound needs a
+component-wise one (e.g. exponentially tilted transforms, whose untilted error decays like a
+Chernoff bound of the tail) for pocketfft's mixed-radix transforms; until then the floor stays
+the measured one.
+
 The two directions use two lattices: the remove direction needs the right tail of S (up to
 the cap c, where the lognormal's partial expectation E(Y − c)₊ is :data:`TAIL`), the add direction the
 left one (fine enough that S̃ = 0, an infinite loss, has negligible probability).
@@ -553,9 +566,51 @@ def allocation_profiles(mu: float | _Ratio, t: int, max_points: int = MAX_POINTS
     return _allocation_profiles(_as_ratio(mu), int(t), int(max_points))
 
 
+#: Largest number of distinct sums of t atoms for which the law of S is enumerated exactly.
+EXACT_OUTCOMES = 200_000
+
+
+def _exact_profiles(Y: _AtomRatio, t: int) -> tuple[AllocationProfile, AllocationProfile] | None:
+    """The exact pair of 1-of-t allocation of a base with one or two finite atoms of L (and
+    possibly L = 0): S = Σ_j n_j l_j with (n_j) multinomial, no lattice. None where the count
+    vectors are too many."""
+    ls = list(Y.l)
+    qs = list(Y.q)
+    if Y.q_only > 0:
+        ls.append(0.0)
+        qs.append(Y.q_only)
+    if len(ls) > 3 or math.comb(t + len(ls) - 1, len(ls) - 1) > EXACT_OUTCOMES:
+        return None
+    lq = np.log(np.asarray(qs))
+    if len(ls) == 1:
+        n = np.array([[t]])
+    elif len(ls) == 2:
+        a = np.arange(t + 1)
+        n = np.stack([a, t - a], axis=1)
+    else:
+        i, j = np.triu_indices(t + 1)
+        n = np.stack([i, j - i, t - j], axis=1)
+    n = n.astype(np.float64)
+    logw = special.gammaln(t + 1.0) - special.gammaln(n + 1.0).sum(axis=1) + n @ lq
+    svals = n @ np.asarray(ls)
+    w = np.exp(logw)
+    up_r = _atoms(svals, w, t, Y.p_only, 0.0, True)
+    up_a = _atoms(svals, w, t, Y.p_only, 0.0, False)
+    return (AllocationProfile(up_r, functools.partial(_same, up_r)),
+            AllocationProfile(up_a, functools.partial(_same, up_a)))
+
+
+def _same(pair: AtomProfile) -> AtomProfile:
+    return pair
+
+
 # a few entries only: a pair on 2²⁰ lattice points holds tens of MB
 @lru_cache(maxsize=8)
 def _allocation_profiles(Y: _Ratio, t: int, max_points: int) -> tuple[AllocationProfile, AllocationProfile]:
+    if isinstance(Y, _AtomRatio):
+        exact = _exact_profiles(Y, t)
+        if exact is not None:
+            return exact
     sd = Y.sd if Y.sd > 0 else 1.0  # L ≡ 1 (P = Q): any spacing is exact
     bulk = t + 20.0 * sd * math.sqrt(t)
     # remove: the right tail up to the cap c with E(Y − c)₊ ≤ TAIL (TAIL_COARSE where the cap

@@ -172,3 +172,19 @@ def test_random_huge_setups_bracket_the_limit_law():
             ups.append(hi)
         assert ups == sorted(ups, reverse=True)
         assert np.all(np.isfinite(ups))
+
+
+@pytest.mark.slow
+def test_solvers_use_the_clt_route_at_huge_steps():
+    """σ and T for a target at 10¹² steps: below / above the RDP answers (σ 1.0034 and
+    9.89e11 steps before), and verified by the same route."""
+    s = renyi.dpsgd.noise_multiplier(0.5, 1e-5, 1e-7, steps=10**12)
+    assert s.method.startswith("CLT") and float(s) < 0.96 and s.achieved <= 0.5
+    assert float(renyi.dpsgd.epsilon(float(s), 1e-7, steps=10**12, delta=1e-5)) <= 0.5
+    assert float(renyi.dpsgd.noise_multiplier(0.5, 1e-5, 1e-7, steps=10**12, method="rdp")) > float(s)
+    t = renyi.dpsgd.steps(0.5, 1e-5, 1.0, 1e-7)
+    assert t.method.startswith("CLT") and int(t) > 1.1e12
+    assert float(renyi.dpsgd.epsilon(1.0, 1e-7, steps=int(t), delta=1e-5)) <= 0.5
+    # the limit law: 0.5 is reached at T with q√(T(e − 1)) = μ(0.5) — within 10⁻³
+    mu = optimize.brentq(lambda m: _gdp_eps(m, 1e-5) - 0.5, 0.01, 1.0)
+    assert int(t) == pytest.approx((mu / 1e-7) ** 2 / math.expm1(1.0), rel=1e-3)

@@ -354,6 +354,10 @@ _CLT_METHOD = ("CLT: Berry–Esseen on the composed loss of a discretised domina
                "Poisson-subsampled Gaussian (certified upper bound)")
 
 
+#: The routes whose answer a solver refines past the RDP answer (a tighter bound than RDP's).
+_NUMERIC_METHODS = (_PLD_METHOD, _CLT_METHOD)
+
+
 def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
                 method: str | None) -> tuple[float, float] | None:
     """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (≥ 2²⁴ steps; in the
@@ -740,8 +744,8 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
         if not integer and fa > -rtol / 2:
             break  # ε within rtol/2 of the target: as close as the question needs
         if xb is not None:
-            if integer and abs(xb - xa) <= 1:
-                break
+            if integer and abs(xb - xa) <= max(1.0, 1e-7 * xa):
+                break  # (within 10⁻⁷ of 10¹² steps is as close as the question needs)
             if not integer and abs(math.log(xb / xa)) <= rtol:
                 break
         ta = math.log(xa)
@@ -850,7 +854,7 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
             sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
-        elif meets(sigma) and seen[sigma].method == _PLD_METHOD:
+        elif meets(sigma) and seen[sigma].method in _NUMERIC_METHODS:
             sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
     return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
@@ -897,7 +901,7 @@ def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_
             start = float(max(1, math.floor(start / 2)))
         if not meets(start):
             return Steps(0, seen[start].method, "the largest number of steps that meets the target", achieved=0.0)
-        if seen[start].method == _PLD_METHOD:
+        if seen[start].method in _NUMERIC_METHODS:
             t = int(_pld_refine(meets, seen, eps, start, +1.0, True,
                                 rdp=lambda x: _eps_rdp(q, sigma, max(1, int(x)), dlt)[0]))
             achieved, used = float(seen[float(t)]), seen[float(t)].method
@@ -939,7 +943,7 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
         if method == "pld":
             while q > 1e-300 and not meets(q):
                 q *= 0.5
-        if q < 1.0 and meets(q) and seen[q].method == _PLD_METHOD:
+        if q < 1.0 and meets(q) and seen[q].method in _NUMERIC_METHODS:
             q = _pld_refine(meets, seen, eps, q, +1.0, False, rdp=lambda x: _eps_rdp(min(x, 1.0), sigma, t, dlt)[0])
     achieved = 0.0
     used = _RDP_METHOD

@@ -594,6 +594,10 @@ _CLT_STOP = {"epsilon": 1e-3, "delta": 1e-2}
 
 def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteResult]:
     it = items(obj)
+    if stop_at_exact and which == "epsilon":
+        fast = _pld_first(it, x)
+        if fast is not None:
+            return fast
     out: list[RouteResult] = []
     order = ROUTES
     if stop_at_exact:
@@ -615,6 +619,51 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
             break  # the true value (or 0): no valid bound is smaller
         if stop_at_exact and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
             break  # a certified bracket within 0.1 % (δ: 1 %): no valid bound is below its lower end
+    rank = {r.name: i for i, r in enumerate(ROUTES)}
+    return sorted(out, key=lambda res: rank[res.route.name])
+
+
+def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
+    """The default minimum of ε for compositions of Poisson-subsampled Gaussians (example or
+    person level), or None (then every route is computed, PLD last).
+
+    The cheap routes go first, then the PLD route, then each comparison route (rdp,
+    rdp_classic, advanced, basic) only when a certified lower bound on its value
+    (:mod:`renyi.accounting._route_skip`) is below the best bound found so far: a skipped
+    route cannot be smaller, so the minimum is the one over every route. PLD goes before the
+    RDP route only when one step's total variation exceeds δ (then no route can return 0,
+    whose early stop would have saved the PLD grid)."""
+    from renyi.accounting import _route_skip
+
+    if it.offer_pld:
+        return None
+    try:
+        bounds = _route_skip.plan(it.items, delta, it.curve)
+        if bounds is None or not bounds.positive():
+            return None
+    except Exception:  # noqa: BLE001 - no plan: every route is computed, as without one
+        return None
+    order = (EXACT, ZCDP_ROUTE, DIRECT, PLD, RDP_ROUTE, RDP_CLASSIC, ADVANCED, BASIC)
+    out: list[RouteResult] = []
+    found = math.inf
+    for r in order:
+        if r.name in _route_skip.GUARDED and math.isfinite(found):
+            try:
+                lb = bounds.lower(r.name, found)
+            except Exception:  # noqa: BLE001 - no bound: the route is computed
+                lb = -math.inf
+            if lb >= found:
+                out.append(RouteResult(r, None, f"skipped: certifiably ≥ {lb:.6g}, not below the best bound {found:.6g}"))
+                continue
+        try:
+            c = r.epsilon(it, delta)
+        except ConversionError as exc:
+            out.append(RouteResult(r, None, str(exc)))
+            continue
+        out.append(RouteResult(r, c))
+        found = min(found, c.value)
+        if (r.exact and math.isfinite(c.value)) or c.value == 0.0:
+            break  # the true value (or 0): no valid bound is smaller
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
 

@@ -301,3 +301,43 @@ def test_two_atom_bases_are_exact() -> None:
                 lo, hi = _solve_direction(prof, log_delta=math.log(delta))
                 assert lo <= truth + 1e-9 <= hi + 2e-9
                 assert hi - lo <= 1e-6 * max(truth, 1e-3)
+
+
+def _public_check(m: RandomAllocation, exact: tuple[object, object], deltas: list[float]) -> None:
+    """The default ε (minimum over every route) is never below the exact ε of a base whose
+    pair is tight (realised by the mechanism), and its PLD lower end never above it."""
+    for delta in deltas:
+        truth = max(_eps_of(exact[0], delta), _eps_of(exact[1], delta))
+        e = m.best_epsilon(delta)
+        assert e.value >= truth - 1e-9, (m, delta, e.value, truth)
+        if e.lower is not None:
+            assert e.lower <= truth + 1e-9, (m, delta, e.lower, truth)
+
+
+def test_public_epsilon_against_exact_discrete_gaussian() -> None:
+    m = RandomAllocation(DiscreteGaussian(sigma=1.3), steps=3)
+    _public_check(m, _atom_profile(m.mechanism, 3), [1e-3, 1e-7])
+
+
+@pytest.mark.slow
+def test_public_epsilon_off_grid_sweep() -> None:
+    rng = np.random.default_rng(2323)
+    for _ in range(6):
+        t = int(rng.choice([2, 3]))
+        kind = int(rng.integers(3))
+        if kind == 0:
+            mech: object = DiscreteGaussian(sigma=float(rng.uniform(0.6, 4.0)))
+            exact = _atom_profile(mech, t)
+        elif kind == 1:
+            mech = DiscreteLaplace(scale=float(rng.uniform(0.5, 4.0)))
+            exact = _atom_profile(mech, t)
+        else:
+            eps0 = float(rng.uniform(0.2, 3.0))
+            mech, t = Laplace(scale=1.0 / eps0), 2
+            mp.mp.dps = 20
+            exact = _laplace_two_steps(eps0)
+        deltas = [10 ** float(rng.uniform(-11, -2)) for _ in range(3)]
+        try:
+            _public_check(RandomAllocation(mech, steps=t), exact, deltas)  # type: ignore[arg-type]
+        finally:
+            mp.mp.dps = 40

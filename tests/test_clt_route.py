@@ -57,6 +57,14 @@ def test_issue_case_rate_1e7_is_tight():
     assert float(c) == pytest.approx(float(e), rel=1e-12)
     rdp = routes.best_epsilon(PoissonSubsampled(Gaussian(1.0), 1e-7).compose(10**12), 1e-5, "rdp").value
     assert float(c) < rdp
+    # an independent certified upper bound (dp-accounting's RDP accountant) is above the
+    # certified lower end, and below the issue's "0.58": 0.58 is not the true ε
+    from dp_accounting import dp_event, rdp as dp_rdp
+
+    acc = dp_rdp.RdpAccountant([1 + x / 10 for x in range(1, 100)] + list(range(12, 200)))
+    acc.compose(dp_event.PoissonSampledDpEvent(1e-7, dp_event.GaussianDpEvent(1.0)), 10**12)
+    peer = acc.get_epsilon(1e-5)
+    assert e.lower <= peer < 0.58 and peer == pytest.approx(rdp, rel=1e-6)
 
 
 def test_issue_case_zero_when_delta_exceeds_total_variation():
@@ -105,6 +113,11 @@ def test_route_declines_outside_its_domain():
         _clt.epsilon_bounds(_items(1.0, 1e-3, 1000), 1e-5)
     with pytest.raises(ConversionError):
         _clt.epsilon_bounds([(Gaussian(1.0), 10**12)], 1e-5)
+    # μ = 10, T·q = 0.017: a narrow cell is rounded up instead of split (ZeroDivisionError
+    # in the split at 40 digits); valid, finite, not above the RDP route
+    lo, hi = _clt.epsilon_bounds(_items(0.1, 1e-9, 2**24), 1e-5)
+    rdp = routes.best_epsilon(PoissonSubsampled(Gaussian(0.1), 1e-9).compose(2**24), 1e-5, "rdp").value
+    assert 0.0 <= lo <= hi <= rdp
     # the default minimum at small T is unchanged (the route steps aside)
     c = routes.best_epsilon(PoissonSubsampled(Gaussian(1.0), 0.01).compose(100), 1e-5)
     assert c.method != "clt"

@@ -141,10 +141,12 @@ def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _S
                 a, b = ell[ia], ell[ib]
                 lo_i, hi_i = (ia, ib) if a <= b else (ib, ia)
                 za, zb = ell[lo_i], ell[hi_i]
-                if zb == za:
+                ya, yb = mpmath.exp(-za), mpmath.exp(-zb)
+                if ya - yb <= ya * mpmath.mpf(1e-22):
+                    # a cell too narrow for 40 digits to split it to 10⁻¹⁸: rounded up to its
+                    # top loss instead (L ≤ zb on it, so P·e^{−zb} ≤ its Q-mass; the rest to −∞)
                     up[hi_i] += P
                     continue
-                ya, yb = mpmath.exp(-za), mpmath.exp(-zb)
                 ybar = Qm / P  # mean of e^{−L} under P on the cell ∈ [yb, ya]
                 pb = P * (ya - ybar) / (ya - yb)
                 pb = min(max(pb, mpmath.mpf(0)), P)

@@ -513,6 +513,9 @@ class AllocationProfile(Profile):
 
     upper: AtomProfile
     build_lower: Callable[[], AtomProfile]
+    #: a cheaper lower pair (a coarser lattice: as valid, slightly less tight) for one epoch on
+    #: its own, whose ends are read off the pairs directly (None: the same as ``lower``)
+    build_single_lower: Callable[[], AtomProfile] | None = None
 
     bracketed = True
     #: the lower pair has no +∞ loss (its construction books none; only the upper pair's tail)
@@ -521,6 +524,13 @@ class AllocationProfile(Profile):
     @cached_property
     def lower(self) -> AtomProfile:
         return _within(self.build_lower(), self.upper)
+
+    @cached_property
+    def single_lower(self) -> AtomProfile:
+        """The lower pair used when this is the only item (see ``build_single_lower``)."""
+        if self.build_single_lower is None:
+            return self.lower
+        return _within(self.build_single_lower(), self.upper)
 
     @property
     def inf_mass(self) -> float:  # type: ignore[override]
@@ -626,7 +636,8 @@ def _allocation_profiles(Y: _Ratio, t: int, max_points: int) -> tuple[Allocation
     # every outcome that left the window: split into a P-only and a Q-only outcome
     esc0, esc1 = S.over[0] + S.cut[0], S.over[1] + S.cut[1]
     up = _atoms(s, S.arr, t, esc1 * delta / t + top, esc0, True)
-    remove = AllocationProfile(up, functools.partial(_lower_pair, Y, delta, K, N, t, True))
+    remove = AllocationProfile(up, functools.partial(_lower_pair, Y, delta, K, N, t, True),
+                               _coarse_lower(Y, delta, K, N, t, True))
     # add: only S < t·e^{−ε} ≤ t matters. Y∧W, and sums that reach the top W of the window are
     # moved down to W (a smaller S: a larger add profile); fine enough that P(S̃ = 0) =
     # P(Ỹ = 0)^t (an infinite loss) is below e^{−40} (apart from a genuine Q(Y = 0))
@@ -648,8 +659,25 @@ def _allocation_profiles(Y: _Ratio, t: int, max_points: int) -> tuple[Allocation
     # the cut outcomes: split (their Q-mass where P has none; P's deficit where Q has none)
     p_only = max(0.0, 1.0 - _dot(q, s) / t)
     up = _atoms(s, q, t, p_only, S.cut[0], False)
-    add = AllocationProfile(up, functools.partial(_lower_pair, Y, delta, N, N, t, False))
+    add = AllocationProfile(up, functools.partial(_lower_pair, Y, delta, N, N, t, False),
+                            _coarse_lower(Y, delta, N, N, t, False))
     return remove, add
+
+
+#: One epoch on its own reads its lower end off a lower pair on a lattice this many times
+#: coarser, once the lattice has at least :data:`_COARSE_FROM` points: measured at σ = 0.5–0.8,
+#: t = 10–1000, δ = 1e-3…1e-10, the one-epoch brackets are unchanged to 1e-5 relative and the
+#: build 2–2.3× faster (σ = 0.5, t = 1000: 8.0 → 3.8 CPU s); compositions keep the fine one
+#: (their grid brackets widened: σ = 0.5, five epochs, 0.70 % → 1.18 %).
+_COARSE = 4
+_COARSE_FROM = 2**18
+
+
+def _coarse_lower(Y: _Ratio, delta: float, K: int, N: int, t: int, remove: bool
+                  ) -> Callable[[], AtomProfile] | None:
+    if N < _COARSE_FROM:
+        return None
+    return functools.partial(_lower_pair, Y, delta * _COARSE, max(K // _COARSE, 1), N // _COARSE, t, remove)
 
 
 def lattice_epochs(items: list[tuple[object, int]]) -> int:

@@ -18,8 +18,10 @@ Tables:
      an unrelated question, so that lazily imported modules are loaded, as dp-accounting's are
      by its imports); renyi's caches are then cleared (a fresh question). "renyi s" is the
      default call, ``(T * m).best_epsilon(δ)``, which evaluates every route (PLD, RDP, zCDP,
-     ...) and keeps the smallest; "pld s" is the PLD route alone (``method="pld"``), the
-     computation dp-accounting does.
+     ...) and keeps the smallest (routes that certifiably cannot beat the bound in hand are
+     skipped, see renyi.accounting._route_skip); "pld s" is the PLD route alone
+     (``method="pld"``), the computation dp-accounting does. "cpu s" / "dp-acc cpu": the
+     process CPU time of the same two computations (less sensitive to a loaded machine).
   2. Tightness over the grid of the issue: k ∈ {1, 2, 5, 10, 100}, q ∈ {0.001, 0.01, 0.1},
      σ ∈ {0.8, 1, 2}, T ∈ {10², 10⁴}, δ = 1e-5: renyi's bracket [lower, upper] (the true ε
      lies inside, so the width bounds the distance of the reported upper end from the truth;
@@ -56,20 +58,36 @@ SUBSET = [(1, 0.001, 2.0, 100), (1, 0.01, 1.0, 10_000), (2, 0.001, 2.0, 100), (2
           (100, 0.001, 1.0, 100), (100, 0.01, 1.0, 10_000)]
 
 
+def _warm_up() -> None:
+    """Unrelated questions through every route (person and example level), so that the modules
+    renyi imports lazily (scipy.optimize, scipy.special, ...) are loaded before the clock
+    starts, as dp-accounting's are by its imports; then renyi's caches are cleared."""
+    from renyi.accounting import routes
+    from renyi.accounting.pld import distribution
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling import _group_gaussian as gg
+    from renyi.sampling.subsampling import PoissonSubsampled
+
+    for m in (PoissonSubsampled(Gaussian(1.37), 0.031).group(3), PoissonSubsampled(Gaussian(1.37), 0.031)):
+        routes.epsilon_table(7 * m, 3e-6)
+        (7 * m).best_epsilon(3e-6)
+    gg.mixture.cache_clear()
+    distribution._PAIRS.clear()
+
+
 def _renyi(k: int, q: float, s: float, t: int) -> dict[str, Any]:
     from renyi.accounting.pld import distribution
     from renyi.mechanisms import Gaussian
     from renyi.sampling import _group_gaussian as gg
     from renyi.sampling.subsampling import PoissonSubsampled
 
-    # warm-up: an unrelated question loads the lazily imported modules (scipy's among them)
-    (7 * PoissonSubsampled(Gaussian(1.37), 0.031).group(3)).best_epsilon(3e-6)
+    _warm_up()
     gg.mixture.cache_clear()
     distribution._PAIRS.clear()
     m = PoissonSubsampled(Gaussian(s), q).group(k)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     c = (t * m).best_epsilon(DELTA)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     lower = c.lower
     if lower is None:  # another route won: the PLD engine's own bracket, for the record
         from renyi.accounting.pld import epsilon_bounds
@@ -79,7 +97,7 @@ def _renyi(k: int, q: float, s: float, t: int) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - unresolved: no certified lower end
             lower = None
     return {"upper": float(c.value), "lower": None if lower is None else float(lower), "time": dt,
-            "method": c.method}
+            "cpu": cpu, "method": c.method}
 
 
 def _renyi_pld(k: int, q: float, s: float, t: int) -> dict[str, Any]:
@@ -87,7 +105,7 @@ def _renyi_pld(k: int, q: float, s: float, t: int) -> dict[str, Any]:
     from renyi.mechanisms import Gaussian
     from renyi.sampling.subsampling import PoissonSubsampled
 
-    (7 * PoissonSubsampled(Gaussian(1.37), 0.031).group(3)).best_epsilon(3e-6)  # warm-up, as above
+    _warm_up()
     m = PoissonSubsampled(Gaussian(s), q).group(k)
     t0 = time.perf_counter()
     eps = (t * m).epsilon(DELTA, method="pld")
@@ -111,10 +129,10 @@ def _dpa(k: int, q: float, s: float, t: int) -> dict[str, Any]:
 
     w = stats.binom.pmf(np.arange(k + 1), k, q)
     keep = w > 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     p = pld.from_mixture_gaussian_mechanism(s, list(np.arange(k + 1)[keep].astype(float)), list(w[keep] / w[keep].sum()))
     eps = p.self_compose(t).get_epsilon_for_delta(DELTA)
-    return {"upper": float(eps), "time": time.perf_counter() - t0}
+    return {"upper": float(eps), "time": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
 def _child(fn: str, args: tuple[Any, ...], conn: Any) -> None:
@@ -144,8 +162,10 @@ def table1(cases: list[tuple[int, float, float, int]], limit: float, rows: list[
     print("Table 1: renyi (certified PLD bracket) vs dp-accounting from_mixture_gaussian_mechanism "
           f"(default grid), δ = {DELTA:g}")
     print(f"{'k':>4} {'q':>6} {'σ':>4} {'T':>6} | {'renyi [lower, upper]':>26} {'renyi s':>8} {'pld s':>7} | "
-          f"{'dp-acc ε':>10} {'time s':>8} | {'speed-up':>8} {'(pld)':>7} {'dp-acc/renyi ε':>14}")
+          f"{'dp-acc ε':>10} {'time s':>8} | {'speed-up':>8} {'(pld)':>7} {'dp-acc/renyi ε':>14} | "
+          f"{'cpu s':>6} {'dp-acc cpu':>10} {'cpu ×':>7}")
     speeds: list[tuple[float, float, bool]] = []
+    cpus: list[float] = []
     for k, q, s, t in cases:
         st, r = _run("_renyi", (k, q, s, t), limit)
         s2, r2 = _run("_renyi_pld", (k, q, s, t), limit)
@@ -165,18 +185,23 @@ def table1(cases: list[tuple[int, float, float, int]], limit: float, rows: list[
             peer, ratio = f"{'-':>10} {'> ' + str(int(limit)):>8}", "-"
         else:
             speed, speed_pld, peer, ratio = "-", "-", f"{'error':>10} {'':>8}", str(p)[:30]
+        cpu_x = f"{p['cpu'] / r['cpu']:.1f}x" if sp == "ok" else "-"
+        peer_cpu = f"{p['cpu']:.2f}" if sp == "ok" else "-"
         print(f"{k:>4} {q:>6g} {s:>4g} {t:>6} | {br:>26} {r['time']:>8.3f} {r['time_pld']:>7.3f} | {peer} | "
-              f"{speed:>8} {speed_pld:>7} {ratio:>14}", flush=True)
+              f"{speed:>8} {speed_pld:>7} {ratio:>14} | {r['cpu']:>6.3f} {peer_cpu:>10} {cpu_x:>7}", flush=True)
         rows.append({"table": 1, "k": k, "q": q, "sigma": s, "T": t, "renyi": r, "peer_status": sp,
                      "peer": p if sp == "ok" else None})
         if sp in ("ok", "timeout"):
             peer_t = p["time"] if sp == "ok" else limit
             speeds.append((peer_t / r["time"], peer_t / r["time_pld"], sp == "timeout"))
+            if sp == "ok":
+                cpus.append(p["cpu"] / r["cpu"])
     if speeds:
         lo = min(speeds, key=lambda x: x[0])
         lo_pld = min(speeds, key=lambda x: x[1])
         print(f"smallest speed-up: {'> ' if lo[2] else ''}{lo[0]:.1f}x (default call), "
-              f"{'> ' if lo_pld[2] else ''}{lo_pld[1]:.1f}x (PLD route alone), over {len(speeds)} cases")
+              f"{'> ' if lo_pld[2] else ''}{lo_pld[1]:.1f}x (PLD route alone), over {len(speeds)} cases; "
+              f"CPU time: smallest {min(cpus, default=math.nan):.1f}x over the {len(cpus)} cases dp-accounting finished")
 
 
 def table2(rows: list[dict[str, Any]], limit: float) -> None:

@@ -615,3 +615,42 @@ def test_kept_rows_built_in_buckets_are_the_same(tmp_path, monkeypatch):
         for v in one[q]:
             assert np.array_equal(one[q][v], many[q][v]), (q, v)
     assert one["counts"]["count"].sum() < 20_000  # the bound binds
+
+
+@pytest.mark.parametrize("m", [1, 3, 5])
+def test_kept_rows_equal_one_window_over_every_row(tmp_path, m):
+    """Issue 27 (time): DuckDB's kept rows (no window for individuals with ≤ m rows, a top-m cut
+    only for those with > 4m rows, the window for the rest) are exactly the rows of the plain
+    formulation, one row_number() window over every row ordered by the salted hash then the
+    values (Spark's). Individuals of every size from 1 to 60 rows, duplicate rows, and values
+    whose hash text ties (floats equal to 10⁻⁶)."""
+    import dataclasses
+
+    import duckdb
+
+    from renyi.release.sql import DUCKDB, kept_select
+
+    rng = np.random.default_rng(m)
+    units, grp, x = [], [], []
+    for u in range(400):
+        n = int(rng.choice([1, 2, m, m + 1, 2 * m, 4 * m, 4 * m + 1, 60]))
+        for _ in range(n):
+            units.append(u)
+            grp.append(str(rng.choice(["a", "b", "c"])))
+            x.append(float(rng.choice([1.0, 1.0 + 1e-9, 2.5, 7.0])))  # 1.0 and 1 + 1e-9 hash alike
+        if n > 1:  # an exact duplicate row
+            units.append(u), grp.append(grp[-1]), x.append(x[-1])
+    path = tmp_path / "t.parquet"
+    con = duckdb.connect()
+    con.register("t", {"id": np.array(units), "grp": np.array(grp, dtype=object), "x": np.array(x)})
+    con.execute(f"COPY t TO '{path}' (FORMAT PARQUET)")
+    qs = [{"name": "s", "type": "sum", "column": "x", "bounds": [0, 10], "by": ["grp"],
+           "keys": {"grp": ["a", "b", "c"]}}]
+    plan = make_plan(parse_spec(spec(path, tmp_path, m=m, queries=qs)))
+    src = f"read_parquet('{path}')"
+    got = kept_select(plan, 99, src, DUCKDB, {"x"})
+    want = kept_select(plan, 99, src, dataclasses.replace(DUCKDB, topk=False), {"x"})
+    assert "min(__renyi_h" in got and "min(__renyi_h" not in want
+    a = con.execute(f"SELECT * FROM ({got}) ORDER BY ALL").fetchall()
+    b = con.execute(f"SELECT * FROM ({want}) ORDER BY ALL").fetchall()
+    assert a == b and len(a) < len(units)

@@ -362,7 +362,7 @@ def compute_report(pipeline: Pipeline, *, delta: float | None = None,
             missing = [e.name for e, rr in zip(entries, entry_rho) if rr is None]
             note = (f"no useful zCDP guarantee for: {', '.join(missing)} (zCDP cannot express amplification by "
                     "subsampling: the only valid ρ is the unsubsampled one)") if missing else note
-        elif r.name == "pld" and c is not None and c.lower is not None:
+        elif r.name in ("pld", "clt") and c is not None and c.lower is not None:
             note = f"bracket [{c.lower:.6g}, {c.value:.6g}]: the true ε lies within"
         elif r.name == "rdp_classic" and c is not None:
             note = "ε(α) + log(1/δ)/(α − 1): the conversion of the first RDP accountants"

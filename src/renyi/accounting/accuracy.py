@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 from renyi.core._lazy import special
+from renyi.core._logmath import log_ndtr_np, logsumexp_np, ndtri_exp_np
 
 from renyi.core._validation import NONNEGATIVE, POSITIVE, PROBABILITY_OPEN, check_int
 from renyi.core.errors import DomainError
@@ -156,7 +157,7 @@ def _noise_of(mechanism: Any) -> tuple[str, float]:
 def _log_tail(kind: str, param: float, lam: float) -> float:
     """An upper bound on log P[|Z| > λ] for one cell (exact up to round-off)."""
     if kind == "gaussian":
-        return _LOG2 + float(special.log_ndtr(-lam / param))
+        return _LOG2 + float(log_ndtr_np(-lam / param))
     if kind == "laplace":
         return -lam / param
     k = math.floor(lam)
@@ -173,7 +174,7 @@ def _dlap_log_tail(t: float, k: int) -> float:
 def _dg_log_tail(sigma: float, k: int) -> float:
     """log P[|Z| > k] for 𝒩_ℤ(0, σ²), k ≥ 0: exact sum, or the bound 2Φ(−k/σ) when too long."""
     s2 = sigma * sigma
-    bound = _LOG2 + float(special.log_ndtr(-k / sigma))
+    bound = _LOG2 + float(log_ndtr_np(-k / sigma))
     span = int(math.ceil(40.0 * sigma)) + 2
     if span > _MAX_TERMS:
         return bound
@@ -182,8 +183,8 @@ def _dg_log_tail(sigma: float, k: int) -> float:
     x = np.arange(k + 1, k + 1 + span, dtype=np.float64)
     # the remainder beyond the last term, bounded by its integral (the summand decreases there)
     last = float(x[-1])
-    rem = _LOG_SQRT_2PI + math.log(sigma) + float(special.log_ndtr(-last / sigma))
-    s = float(special.logsumexp(np.append(-x * x / (2.0 * s2), rem)))
+    rem = _LOG_SQRT_2PI + math.log(sigma) + float(log_ndtr_np(-last / sigma))
+    s = logsumexp_np(np.append(-x * x / (2.0 * s2), rem))
     return min(bound, _LOG2 + s - _log_theta0(s2))
 
 
@@ -195,17 +196,17 @@ def _dg_log_tails(sigma: float, kmax: int) -> np.ndarray:
     top = kmax + int(math.ceil(40.0 * sigma)) + 2
     x = np.arange(0, top + 1, dtype=np.float64)
     lp = -x * x / (2.0 * s2)
-    rem = _LOG_SQRT_2PI + math.log(sigma) + float(special.log_ndtr(-top / sigma))
+    rem = _LOG_SQRT_2PI + math.log(sigma) + float(log_ndtr_np(-top / sigma))
     # rev[j] = log Σ_{x=j}^{top} e^{−x²/(2σ²)}; every term is positive, so no cancellation
     rev = np.logaddexp.accumulate(lp[::-1])[::-1]
     tails = np.logaddexp(rev[1 : kmax + 2], rem) + _LOG2 - _log_theta0(s2)
-    bound = _LOG2 + special.log_ndtr(-np.arange(kmax + 1, dtype=np.float64) / sigma)
+    bound = _LOG2 + log_ndtr_np(-np.arange(kmax + 1, dtype=np.float64) / sigma)
     return np.asarray(np.minimum(tails, bound), dtype=np.float64)
 
 
 def _gauss_z(log_cell: float) -> float:
     """z with 2Φ(−z) = β_cell, from log β_cell (valid far below 1e-308)."""
-    return -float(special.ndtri_exp(log_cell - _LOG2))
+    return -ndtri_exp_np(log_cell - _LOG2)
 
 
 # --------------------------------------------------------------------------- half-widths

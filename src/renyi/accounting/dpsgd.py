@@ -350,6 +350,32 @@ def _pld_bounds(engine: Any, q: float, sigma: float, t: int, x: float, which: st
     return float(lo), float(hi)
 
 
+_CLT_METHOD = ("CLT: Berry–Esseen on the composed loss of a discretised dominating pair of the "
+               "Poisson-subsampled Gaussian (certified upper bound)")
+
+
+#: The routes whose answer a solver refines past the RDP answer (a tighter bound than RDP's).
+_NUMERIC_METHODS = (_PLD_METHOD, _CLT_METHOD)
+
+
+def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
+                method: str | None) -> tuple[float, float] | None:
+    """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (≥ 2²⁴ steps; in the
+    default minimum only), or None where it does not apply."""
+    if method is not None:
+        return None
+    from renyi.accounting import _clt
+
+    if t < _clt.MIN_STEPS or not 0.0 < q < 1.0:
+        return None
+    fn = _clt.epsilon_bounds if which == "epsilon" else _clt.delta_bounds
+    try:
+        lo, hi = fn([(step_mechanism(sigma, q), t)], x)
+    except ConversionError:
+        return None
+    return float(lo), float(hi)
+
+
 def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
               engine: Any = False) -> Answer:
     """The smallest ε upper bound over the routes ``method`` allows, with the PLD lower bound."""
@@ -359,6 +385,16 @@ def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
     if method in (None, "rdp"):
         e, a = _eps_rdp(q, sigma, t, dlt)
         best = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
+    c = _clt_bounds(q, sigma, t, dlt, "epsilon", method)
+    if c is not None:
+        lo, hi = c
+        if best is None or hi < best:
+            best = Answer(hi, _CLT_METHOD, "upper bound on ε", lower=lo)
+        if hi - lo <= 1e-3 * hi:
+            # certified within 0.1 %: the PLD grid (which cannot resolve ≥ 2²⁴ small-rate
+            # steps and would warn) is not asked
+            assert best is not None
+            return Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
     b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
     if b is not None:
         lo, hi = b
@@ -638,6 +674,12 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
         log_d, a = sg.dpsgd_log_delta(s.sample_rate, sigma, s.steps, eps)
         d = 1.0 if log_d >= 0 else min(1.0, _round_up(math.exp(log_d)))
         best = Answer(d, _RDP_DELTA_METHOD, "upper bound on δ", witness=a)
+    c = _clt_bounds(s.sample_rate, sigma, s.steps, eps, "delta", method)
+    if c is not None and (best is None or c[1] < best):
+        best = Answer(min(1.0, c[1]), _CLT_METHOD, "upper bound on δ", lower=c[0])
+    if c is not None and c[1] - c[0] <= 1e-2 * c[1]:  # δ within 1 % (ε within ~0.05 %)
+        assert best is not None
+        return best
     b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
     if b is not None and (best is None or b[1] < best):
         best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])
@@ -702,8 +744,8 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
         if not integer and fa > -rtol / 2:
             break  # ε within rtol/2 of the target: as close as the question needs
         if xb is not None:
-            if integer and abs(xb - xa) <= 1:
-                break
+            if integer and abs(xb - xa) <= max(1.0, 1e-7 * xa):
+                break  # (within 10⁻⁷ of 10¹² steps is as close as the question needs)
             if not integer and abs(math.log(xb / xa)) <= rtol:
                 break
         ta = math.log(xa)
@@ -812,7 +854,7 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
             sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
-        elif meets(sigma) and seen[sigma].method == _PLD_METHOD:
+        elif meets(sigma) and seen[sigma].method in _NUMERIC_METHODS:
             sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
     return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
@@ -859,7 +901,7 @@ def steps(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, sample_
             start = float(max(1, math.floor(start / 2)))
         if not meets(start):
             return Steps(0, seen[start].method, "the largest number of steps that meets the target", achieved=0.0)
-        if seen[start].method == _PLD_METHOD:
+        if seen[start].method in _NUMERIC_METHODS:
             t = int(_pld_refine(meets, seen, eps, start, +1.0, True,
                                 rdp=lambda x: _eps_rdp(q, sigma, max(1, int(x)), dlt)[0]))
             achieved, used = float(seen[float(t)]), seen[float(t)].method
@@ -901,7 +943,7 @@ def sample_rate(target_epsilon: Any, target_delta: Any, noise_multiplier: Any, *
         if method == "pld":
             while q > 1e-300 and not meets(q):
                 q *= 0.5
-        if q < 1.0 and meets(q) and seen[q].method == _PLD_METHOD:
+        if q < 1.0 and meets(q) and seen[q].method in _NUMERIC_METHODS:
             q = _pld_refine(meets, seen, eps, q, +1.0, False, rdp=lambda x: _eps_rdp(min(x, 1.0), sigma, t, dlt)[0])
     achieved = 0.0
     used = _RDP_METHOD

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from renyi.core._lazy import optimize
+from renyi.core._scalar import minimize_bounded
 
 __all__ = ["DENSE_ORDERS", "COARSE_ORDERS", "minimize_over_orders"]
 
@@ -126,11 +126,9 @@ def minimize_over_orders(
         v = f(t)
         return v if math.isfinite(v) else 1e300
 
-    res = optimize.minimize_scalar(
-        f_finite, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7, "maxiter": 200}
-    )
-    alpha = 1.0 + math.exp(float(res.x))
-    val = f(float(res.x))  # re-evaluate exactly at the order we return
+    t, _ = minimize_bounded(f_finite, lo, hi, xatol=1e-7, maxiter=200)
+    alpha = 1.0 + math.exp(t)
+    val = f(t)  # re-evaluate exactly at the order we return
     if val < best_val:
         return val, alpha
     return best_val, best_alpha

@@ -30,6 +30,7 @@ from renyi.core._lazy import optimize
 
 from renyi.core import _logmath as lm
 from renyi.core._optimize import minimize_over_orders
+from renyi.core._scalar import brent_root, minimize_bounded
 from renyi.core import hooks
 from renyi.core._values import CurveValue
 from renyi.core._validation import (
@@ -322,7 +323,7 @@ def zcdp_delta_cks(rho: float, xi: float, epsilon: float) -> Conversion:
     elif g(lo) >= 0.0:  # pragma: no cover - g(1+) = −∞ analytically
         alpha = lo
     else:
-        alpha = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+        alpha = brent_root(g, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
     ld = _cks_log_delta(rho, xi, epsilon, alpha)
     if math.isnan(ld):
         return Conversion(1.0, None, "CKS20 Cor. 13 (not evaluable: trivial bound)")
@@ -390,9 +391,7 @@ def zcdp_to_approx_dp_cks(rho: float, delta: float, xi: float = 0.0) -> Conversi
     # log(α* − 1) for Mironov's α*; clipped so that α = 1 + e^t stays a finite double (for
     # ρ near the smallest double the optimum lies beyond, and any order gives a valid bound).
     t0 = min(0.5 * (math.log(-ld) - math.log(rho)), 700.0)
-    res = optimize.minimize_scalar(obj, bounds=(t0 - 6.0, t0 + 3.0 if t0 < 700.0 else t0), method="bounded",
-                                   options={"xatol": 1e-10, "maxiter": 500})
-    t = float(res.x)
+    t, _ = minimize_bounded(obj, t0 - 6.0, t0 + 3.0 if t0 < 700.0 else t0, xatol=1e-10, maxiter=500)
     eps = obj(t)
     m = obj(t0)  # Mironov's order is always a candidate
     if m < eps:
@@ -631,6 +630,69 @@ def rdp_delta(curve: RDP, epsilon: float) -> Conversion:
     if tv < best.value:
         best = Conversion(tv, 1.0 + 1e-6, "KL → total variation (Pinsker / Bretagnolle–Huber)")
     return best
+
+
+#: The orders of :func:`rdp_delta_on_grid`: ``DENSE_ORDERS`` and 1 + 2000 log-spaced α − 1 in
+#: [1e-4, 1e8] (neighbours 1.4 % apart in α − 1).
+DELTA_GRID_ORDERS: np.ndarray = 1.0 + np.geomspace(1e-4, 1e8, 2000)
+
+
+def rdp_delta_on_grid(curve: RDP) -> Callable[[float], Conversion]:
+    """δ(ε) of :meth:`RDP.best_delta <renyi.definitions.RDP.best_delta>` with the order taken
+    from a fixed grid instead of optimised: the curve is evaluated once, and each ε costs one
+    vector expression (the trade-off table asks for δ at ~90 ε's).
+
+    At every order α the [CKS20] Prop. 12 bound δ ≤ exp((α − 1)(ε(α) − ε + log(1 − 1/α)) −
+    log α), with the round-off margin of :func:`rdp_delta`, is valid, so its minimum over the
+    grid is; so are the pure-DP, total-variation and zCDP bounds the curve carries (the same
+    candidates as :func:`rdp_delta` and ``RDP.best_delta``). The value is never below
+    ``curve.best_delta(ε)`` by more than the optimiser's refinement (it is the same bound at a
+    grid order instead of the optimal one).
+
+    Returns:
+        ε ↦ a ``Conversion`` (value = the δ bound, witness = the order).
+    """
+    from renyi.core._optimize import DENSE_ORDERS
+
+    extra = np.asarray(curve.orders, dtype=np.float64)
+    extra = extra[np.isfinite(extra) & (extra > 1.0)]
+    a = np.unique(np.concatenate([DELTA_GRID_ORDERS, DENSE_ORDERS, extra]))
+    fa = np.asarray(curve.rdp_finite(a), dtype=np.float64)
+    keep = np.isfinite(fa)
+    a, fa = a[keep], fa[keep]
+    lam = a - 1.0
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        # everything of (α − 1)(ε(α) − ε + log(1 − 1/α)) − log α + margin that does not depend on ε
+        base = lam * (fa + np.log1p(-1.0 / a)) - np.log(a) + lam * (np.abs(fa) + 1.0) * 16.0 * 2.0**-53 + 1e-15
+        margin = lam * 16.0 * 2.0**-53  # the margin's (α − 1)·|ε| term
+    kl = float(curve.rdp_finite(np.array([1.0 + 1e-6]))[0])
+    tv = round_up(tv_bound(kl))
+    eps_inf = curve.eps_inf
+    zc = curve.zcdp
+
+    def delta(epsilon: float) -> Conversion:
+        best = Conversion(1.0, None, "trivial")
+        if a.size:
+            with np.errstate(invalid="ignore", over="ignore"):
+                v = base - lam * epsilon + margin * abs(epsilon)
+            v = np.where(np.isnan(v), np.inf, v)
+            i = int(np.argmin(v))
+            val = float(v[i])
+            if val < 0.0:
+                best = Conversion(min(1.0, round_up(math.exp(val))), float(a[i]), "CKS20 Prop. 12 (α on a grid)")
+        if math.isfinite(eps_inf):
+            pure = pure_dp_delta(eps_inf, epsilon)
+            if pure < best.value:
+                best = Conversion(round_up(pure), math.inf, "pure DP (ε(∞)), randomized-response profile")
+        if tv < best.value:
+            best = Conversion(tv, 1.0 + 1e-6, "KL → total variation (Pinsker / Bretagnolle–Huber)")
+        if zc is not None:
+            z = zcdp_delta(zc[1], zc[0], epsilon)
+            if z.value < best.value:
+                best = z
+        return best
+
+    return delta
 
 
 def rdp_to_zcdp(curve: RDP) -> tuple[float, float]:

@@ -189,6 +189,42 @@ class GroupMixture:
         ld = log_delta_gaussian(lj, np.broadcast_to(j[pos] / self.sigma, lj.shape))
         return np.asarray(_lse(self.lw[pos][None, :] + ld, axis=1))
 
+    def log_delta_remove_lower(self, eps: np.ndarray) -> np.ndarray:
+        """log of a lower bound on δ_{P‖Q}(ε) of the exact pair (all k + 1 components), ε ≥ 0
+        (array), up to rounding (relative ~1e-12): the kept components at the root x̃ of their
+        own loss, without the dropped mass. The kept loss is at most the full one, so x̃ is at
+        least the full root, and each term w_j δ_G(j/σ, L_j(x)) decreases in x; the dropped
+        terms are ≥ 0. Used to certify that a route cannot win (renyi.accounting._route_skip)."""
+        flat = np.asarray(eps, dtype=np.float64).reshape(-1)
+        if flat.size == 0:
+            return flat.copy()
+        if not bool(np.all(flat > self.lw0)):
+            raise ValueError("log_delta_remove_lower needs ε > log w₀")
+        return self._remove_at(self.root(flat))
+
+    def cgf_remove_lower(self, n_max: int) -> np.ndarray:
+        """Lower bounds on K(n) = log E_Q[(dP/dQ)^n] = (n − 1)·D_n(P‖Q) of the exact pair at the
+        integer orders n = 0 … ``n_max`` (≤ :meth:`max_order`), as an array indexed by n.
+
+        k = 1 (P = (1−q)N(0, σ²) + qN(1, σ²)): the binomial expansion
+        E_Q[(dP/dQ)^n] = Σ_i C(n, i)(1−q)^{n−i} q^i e^{(i²−i)/(2σ²)} in log space, vectorised
+        over n; k ≥ 2: the exact log-space convolution (:meth:`_table`). Each is lowered by its
+        rounding (relative 1e-9, absolute 1e-11·n) and kept ≥ 0 (K ≥ 0)."""
+        n_max = int(min(n_max, self.max_order()))
+        n = np.arange(n_max + 1, dtype=np.float64)
+        if self.k == 1:
+            i = n[None, :]
+            nn = n[:, None]
+            q = self.q
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = (special.gammaln(nn + 1.0) - special.gammaln(i + 1.0) - special.gammaln(np.maximum(nn - i, 0.0) + 1.0)
+                     + (nn - i) * math.log1p(-q) + i * math.log(q) + (i * i - i) / (2.0 * self.s2))
+            t = np.where(i <= nn, t, -np.inf)
+            k_n = np.asarray(_lse(t, axis=1), dtype=np.float64)
+        else:
+            k_n = np.asarray(self._table(n_max)[:n_max + 1], dtype=np.float64)
+        return np.maximum(0.0, k_n - 1e-9 * np.abs(k_n) - 1e-11 * n)
+
     def log_delta_add(self, eps: np.ndarray) -> np.ndarray:
         """log δ_{Q‖P}(ε) for real ε (array)."""
         eps = np.asarray(eps, dtype=np.float64)

@@ -533,7 +533,7 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
         if hi <= below:
             return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
-        lo = _invert_profile(alloc.lower, log_delta=log_delta, eps=eps)[0]
+        lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
         return min(lo, hi), hi
     single = _closed_form(profiles)
     if single is not None:

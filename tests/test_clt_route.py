@@ -123,12 +123,11 @@ def test_route_declines_outside_its_domain():
     assert c.method != "clt"
 
 
-def test_valid_against_pld_at_moderate_steps(monkeypatch):
+def test_valid_against_pld_at_moderate_steps():
     """Berry–Esseen's term is large at moderate T; the bounds must stay valid there: the upper
     end at or above the PLD engine's certified lower end, the lower end at or below its upper."""
-    monkeypatch.setattr(_clt, "MIN_STEPS", 1)
     for sigma, q, steps, delta in ((1.0, 1e-3, 10**5, 1e-5), (2.0, 1e-3, 10**6, 1e-8)):
-        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta)
+        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower and lo <= b.upper, (sigma, q, steps, delta, (lo, hi), b)
 
@@ -137,10 +136,9 @@ def test_valid_against_pld_at_moderate_steps(monkeypatch):
 # slow tier: random setups, off every grid
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_random_setups_valid_against_peers(monkeypatch):
+def test_random_setups_valid_against_peers():
     """Random σ, q, δ at moderate T against the PLD engine's bracket and dp-accounting's
     optimistic PLD (a lower estimate); both relations' directions are inside the route."""
-    monkeypatch.setattr(_clt, "MIN_STEPS", 1)
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
     rng = random.Random(26)
@@ -149,7 +147,7 @@ def test_random_setups_valid_against_peers(monkeypatch):
         q = math.exp(rng.uniform(math.log(1e-4), math.log(3e-3)))
         steps = int(math.exp(rng.uniform(math.log(1e4), math.log(1e6))))
         delta = 10 ** rng.uniform(-10, -3)
-        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta)
+        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower * (1 - 1e-9) and lo <= b.upper * (1 + 1e-9), (sigma, q, steps, delta)
         opt = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
@@ -201,3 +199,22 @@ def test_solvers_use_the_clt_route_at_huge_steps():
     # the limit law: 0.5 is reached at T with q√(T(e − 1)) = μ(0.5) — within 10⁻³
     mu = optimize.brentq(lambda m: _gdp_eps(m, 1e-5) - 0.5, 0.01, 1.0)
     assert int(t) == pytest.approx((mu / 1e-7) ** 2 / math.expm1(1.0), rel=1e-3)
+
+
+def test_thresholds_kept_equal():
+    from renyi.accounting import dpsgd
+
+    assert dpsgd._CLT_MIN_STEPS == routes._CLT_MIN_STEPS == _clt.MIN_STEPS
+    assert dpsgd._CLT_WIDE_STEPS == routes._CLT_WIDE_STEPS == _clt.WIDE_STEPS
+
+
+@pytest.mark.slow
+def test_no_drop_at_the_threshold():
+    """σ = 1, q = 1e-7, δ = 1e-5: 2²⁴ − 1 steps gave 0.0010784 (PLD, bracket 16 % wide) and 2²⁴
+    steps 0.00092811 (CLT): ε fell by 14 % with one more step. Below 2²⁴ the CLT route is now
+    asked where the PLD bracket is wider than 1 %."""
+    a = renyi.dpsgd.epsilon(1.0, 1e-7, steps=2**24 - 1, delta=1e-5)
+    b = renyi.dpsgd.epsilon(1.0, 1e-7, steps=2**24, delta=1e-5)
+    assert float(a) <= float(b) and a.method.startswith("CLT")
+    m = PoissonSubsampled(Gaussian(1.0), 1e-7)
+    assert m.compose(2**24 - 1).best_epsilon(1e-5).value <= m.compose(2**24).best_epsilon(1e-5).value

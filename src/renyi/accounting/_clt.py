@@ -53,8 +53,13 @@ BE_CONSTANT = 0.56
 _U = 2.0**-53
 _SUP_U_PHI = 0.24197072451914337 + 1e-15  # max_u |u|φ(u) = φ(1)
 _INV_SQRT_2PI = 0.3989422804014327 * (1 + 1e-15)
-#: fewer steps than this: the Berry–Esseen term is too large to be useful
+#: from this many steps the route is in the default minimum (no PLD grid resolves such counts
+#: of a small-rate step, and Berry–Esseen's term is ~10⁻³ of δ or less)
 MIN_STEPS = 2**24
+#: from this many steps it is also asked where the PLD bracket is wider than 1 % (so that ε
+#: does not jump down at MIN_STEPS where the PLD grid is not tight); below, Berry–Esseen's term
+#: is too large to help
+WIDE_STEPS = 2**14
 #: the +∞ mass of T steps is kept at most this (x_n chosen from it)
 _INF_BUDGET = 1e-30
 _CELLS = 1500
@@ -292,7 +297,7 @@ def _certify(mo: _Moments, i: int, steps: int, eps: float, p_inf: float, upper: 
         return max(float(fin * (1 - mpmath.mpf(1e-15))) * (1 - 4 * _U), 0.0)
 
 
-def _params(mech: object, steps: int) -> tuple[float, float]:
+def _params(mech: object, steps: int, min_steps: int = MIN_STEPS) -> tuple[float, float]:
     from renyi.mechanisms import Gaussian
     from renyi.sampling.subsampling import PoissonSubsampled
 
@@ -300,8 +305,8 @@ def _params(mech: object, steps: int) -> tuple[float, float]:
         raise ConversionError("the CLT route covers a Poisson-subsampled Gaussian (add/remove) composed many times")
     if mech.mechanism.neighbouring != "add_remove":
         raise ConversionError("the CLT route covers add/remove neighbours only")
-    if steps < MIN_STEPS:
-        raise ConversionError(f"the CLT route needs at least {MIN_STEPS} steps (Berry–Esseen); got {steps}")
+    if steps < min_steps:
+        raise ConversionError(f"the CLT route needs at least {min_steps} steps (Berry–Esseen); got {steps}")
     q = float(mech.rate)
     mu = float(mech.mechanism.sensitivity / mech.mechanism.sigma)
     if not 1e-20 <= q < 1.0:
@@ -311,13 +316,14 @@ def _params(mech: object, steps: int) -> tuple[float, float]:
     return mu, q
 
 
-def applies(items: list[tuple[object, int]]) -> tuple[float, float, int]:
-    """(μ, q, T) of a single Poisson-subsampled Gaussian composed T ≥ 2²⁴ times, else ConversionError."""
+def applies(items: list[tuple[object, int]], min_steps: int = MIN_STEPS) -> tuple[float, float, int]:
+    """(μ, q, T) of a single Poisson-subsampled Gaussian composed T ≥ ``min_steps`` times, else
+    ConversionError."""
     if len(items) != 1:
         raise ConversionError("the CLT route covers one Poisson-subsampled Gaussian composed many times")
     mech, steps = items[0]
     steps = int(steps)
-    mu, q = _params(mech, steps)
+    mu, q = _params(mech, steps, min_steps)
     return mu, q, steps
 
 
@@ -340,9 +346,10 @@ def _moments_cached(mu: float, q: float, steps: int, which: int, upper: bool) ->
     return _moments(_steps(mu, q, steps)[which + (0 if upper else 2)], steps)
 
 
-def delta_bounds(items: list[tuple[object, int]], epsilon: float) -> tuple[float, float]:
+def delta_bounds(items: list[tuple[object, int]], epsilon: float, *,
+                 min_steps: int = MIN_STEPS) -> tuple[float, float]:
     """(lower, upper) on δ(ε) of the composition (max over the two directions)."""
-    mu, q, steps = applies(items)
+    mu, q, steps = applies(items, min_steps)
     up = max(_delta_at(w, mu, q, steps, epsilon, True) for w in (0, 1))
     lo = max(_delta_at(w, mu, q, steps, epsilon, False) for w in (0, 1))
     return min(lo, up), min(up, 1.0)
@@ -414,10 +421,12 @@ def _eps_one(which: int, mu: float, q: float, steps: int, delta: float, upper: b
     return lo
 
 
-def epsilon_bounds(items: list[tuple[object, int]], delta: float) -> tuple[float, float]:
+def epsilon_bounds(items: list[tuple[object, int]], delta: float, *,
+                   min_steps: int = MIN_STEPS) -> tuple[float, float]:
     """(lower, upper) on ε(δ) of the composition: the upper end is certified (see the module
-    docstring), the lower end is certified for the true composition too."""
-    mu, q, steps = applies(items)
+    docstring), the lower end is certified for the true composition too. The bound holds for
+    every T; ``min_steps`` is where the route is worth asking."""
+    mu, q, steps = applies(items, min_steps)
     up = max(_eps_one(w, mu, q, steps, delta, True) for w in (0, 1))
     if not math.isfinite(up):
         raise ConversionError("the CLT (Berry–Esseen) bound does not reach this δ")

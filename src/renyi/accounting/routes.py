@@ -649,14 +649,12 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
             return None
     except Exception:  # noqa: BLE001 - no plan: every route is computed, as without one
         return None
-    order = (EXACT, ZCDP_ROUTE, DIRECT, CLT, PLD, RDP_ROUTE, RDP_CLASSIC, ADVANCED, BASIC)
+    # every route of ROUTES once: the unguarded ones in display order, then PLD, then the guarded
+    guarded = tuple(r for r in ROUTES if r.name in _route_skip.GUARDED)
+    order = tuple(r for r in ROUTES if r is not PLD and r not in guarded) + (PLD,) + guarded
     out: list[RouteResult] = []
     found = math.inf
     for r in order:
-        if r is PLD and out and out[-1].route is CLT and out[-1].conversion is not None:
-            c = out[-1].conversion
-            if c.lower is not None and c.value - c.lower <= _CLT_STOP["epsilon"] * c.value:
-                break  # a certified CLT bracket within 0.1 %: no valid bound is below its lower end
         if r.name in _route_skip.GUARDED and math.isfinite(found):
             try:
                 lb = bounds.lower(r.name, found)
@@ -674,6 +672,8 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
         found = min(found, c.value)
         if (r.exact and math.isfinite(c.value)) or c.value == 0.0:
             break  # the true value (or 0): no valid bound is smaller
+        if r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP["epsilon"] * c.value:
+            break  # as in _table: a certified bracket within 0.1 %
     else:
         _clt_where_pld_is_wide(it, delta, "epsilon", out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}

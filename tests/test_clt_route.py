@@ -98,6 +98,23 @@ def test_huge_steps_against_the_limit_law_and_monotone():
     assert by_t == sorted(by_t)
 
 
+def test_replace_one_at_huge_steps():
+    """Replace-one (the antipodal pair (1−q)N(0) + qN(±μ)): 10¹² steps at q = 1e-7, σ = 1 was
+    0.86706 by RDP; its limit law has μ = q√(2T(e^{μ²} − e^{−μ²})) (ε = 0.792504); the route
+    brackets it within 10⁻⁴; and it stays valid at 10⁵ steps against the PLD bracket."""
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    m = PoissonSubsampledReplaceOne(Gaussian(1.0), 1e-7)
+    truth = _gdp_eps(1e-7 * math.sqrt(2 * 10**12 * (math.e - 1 / math.e)), 1e-5)
+    c = m.compose(10**12).best_epsilon(1e-5)
+    assert c.method == "clt" and c.lower <= truth <= c.value <= truth * (1 + 1e-4)
+    assert c.value < routes.best_epsilon(m.compose(10**12), 1e-5, "rdp").value
+    it = [(PoissonSubsampledReplaceOne(Gaussian(1.0), 1e-3), 10**5)]
+    lo, hi = _clt.epsilon_bounds(it, 1e-5, min_steps=1)
+    b = renyi.pld.epsilon_bracket(it, 1e-5)
+    assert hi >= b.lower and lo <= b.upper
+
+
 def test_delta_side_consistent():
     e = _clt.epsilon_bounds(_items(1.0, 1e-7, 10**12), 1e-5)[1]
     lo, hi = _clt.delta_bounds(_items(1.0, 1e-7, 10**12), e)
@@ -138,7 +155,10 @@ def test_valid_against_pld_at_moderate_steps():
 @pytest.mark.slow
 def test_random_setups_valid_against_peers():
     """Random σ, q, δ at moderate T against the PLD engine's bracket and dp-accounting's
-    optimistic PLD (a lower estimate); both relations' directions are inside the route."""
+    optimistic PLD (a lower estimate); add/remove (both directions inside the route) and
+    replace-one."""
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
     rng = random.Random(26)
@@ -150,6 +170,10 @@ def test_random_setups_valid_against_peers():
         lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower * (1 - 1e-9) and lo <= b.upper * (1 + 1e-9), (sigma, q, steps, delta)
+        ro = [(PoissonSubsampledReplaceOne(Gaussian(sigma), q), steps)]
+        lo_r, hi_r = _clt.epsilon_bounds(ro, delta, min_steps=1)
+        b_r = renyi.pld.epsilon_bracket(ro, delta)
+        assert hi_r >= b_r.lower * (1 - 1e-9) and lo_r <= b_r.upper * (1 + 1e-9), (sigma, q, steps, delta)
         opt = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
                                              value_discretization_interval=1e-3)
         e_opt = opt.self_compose(steps).get_epsilon_for_delta(delta)

@@ -126,3 +126,12 @@ def test_tiny_total_variation_keeps_the_old_order() -> None:
     b = _route_skip.plan(it.items, 1e-5, it.curve)
     assert b is not None and not b.positive()
     assert routes._pld_first(it, 1e-5) is None
+
+
+def test_the_fast_path_asks_every_route() -> None:
+    """Each route of ROUTES appears in the fast path's table (computed, skipped or with its
+    reason): a route added to the list later (the CLT route was) is never left out."""
+    comp = 100 * PoissonSubsampled(Gaussian(2.0), 0.001).group(2)
+    res = routes._pld_first(routes.items(comp), 1e-5)
+    assert res is not None
+    assert [r.route.name for r in res] == list(routes.names())

@@ -12,7 +12,10 @@ There the composed loss is very nearly Gaussian, and Berry–Esseen makes that e
    the same mean of e^{−L} is larger in convex order, so every hockey-stick divergence
    H_{e^ε}, ε ∈ ℝ, grows: the discrete pair dominates the true one at every ε, hence after any
    number of compositions (Zhu, Dong & Wang 2022, Thm 10). The outer cell whose loss is
-   unbounded goes to +∞ (remove) or to its finite end (add), the Q-excess to −∞. *Lower:* each
+   unbounded goes to +∞ (remove) or to its finite end (add), the Q-excess to −∞. The
+   replace-one pair (1−q)N(0, 1) + qN(±μ, 1) (:class:`~renyi.PoissonSubsampledReplaceOne`) is
+   cut the same way (its loss increases in x; symmetric, so one direction; the cell below x₀
+   rounded up to its top loss). *Lower:* each
    cell merged into one atom at log(P/Q) (a post-processing, dominated by the true pair). Cell
    masses are computed with mpmath at 40 digits (q ≥ 10⁻²⁰: a cell's loss spread keeps ≥ 18 of them).
 2. **The T-fold sum, tilted.** For a discrete step law with finite atoms z_i (masses p_i)
@@ -29,8 +32,8 @@ Every float sum carries an explicit rounding bound (n·u per term, 4× over), th
 exact m and v enter through |∂E g(N)/∂M| ≤ V/(s√(2π)) and |∂E g(N)/∂s| ≤ V·0.242/s, and the
 closed form is evaluated with mpmath at 40 digits. The upper bound is valid for every T; it
 is tight only where C·ρ/(v^{3/2}√T) is small (T ≳ 10⁸ for σ ≈ 1): at 10¹² steps its error is
-about 10⁻⁴ of δ. Only a plain Poisson-subsampled Gaussian under add/remove neighbours is
-covered.
+about 10⁻⁴ of δ. A Poisson-subsampled Gaussian (add/remove or replace-one) composed with
+itself is covered.
 """
 
 from __future__ import annotations
@@ -53,8 +56,13 @@ BE_CONSTANT = 0.56
 _U = 2.0**-53
 _SUP_U_PHI = 0.24197072451914337 + 1e-15  # max_u |u|φ(u) = φ(1)
 _INV_SQRT_2PI = 0.3989422804014327 * (1 + 1e-15)
-#: fewer steps than this: the Berry–Esseen term is too large to be useful
+#: from this many steps the route is in the default minimum (no PLD grid resolves such counts
+#: of a small-rate step, and Berry–Esseen's term is ~10⁻³ of δ or less)
 MIN_STEPS = 2**24
+#: from this many steps it is also asked where the PLD bracket is wider than 1 % (so that ε
+#: does not jump down at MIN_STEPS where the PLD grid is not tight); below, Berry–Esseen's term
+#: is too large to help
+WIDE_STEPS = 2**14
 #: the +∞ mass of T steps is kept at most this (x_n chosen from it)
 _INF_BUDGET = 1e-30
 _CELLS = 1500
@@ -94,31 +102,40 @@ def _cell_masses(cuts: list[mpmath.mpf]) -> list[mpmath.mpf]:
     return out
 
 
-def _steps(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _Step]:
+def _steps(mu: float, q: float, steps: int, ro: bool = False) -> tuple[_Step, _Step, _Step, _Step]:
     """(remove upper, add upper, remove lower, add lower) step laws for N(0,1) vs N(μ,1) at rate q
-    (the cut x_n for step counts up to the next 2^(8k), so that nearby T share one law)."""
-    return _steps_for(mu, q, 2 ** (8 * math.ceil(math.log2(max(steps, 2)) / 8)))
+    (``ro``: the replace-one pair, symmetric, given twice); the cut x_n for step counts up to
+    the next 2^(8k), so that nearby T share one law."""
+    return _steps_for(mu, q, 2 ** (8 * math.ceil(math.log2(max(steps, 2)) / 8)), ro)
 
 
 @lru_cache(maxsize=32)
-def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _Step]:
+def _steps_for(mu: float, q: float, steps: int, ro: bool) -> tuple[_Step, _Step, _Step, _Step]:
     with mpmath.workdps(40):
         M, Qr = mpmath.mpf(mu), mpmath.mpf(q)
         # x_n: P(x > x_n) ≤ budget/T under both measures (N(μ, 1) is the heavier)
         budget = _INF_BUDGET / steps
         hi = mu - float(special.ndtri(max(budget, 1e-300))) + 0.5  # (only sets how small p_∞ is)
-        lo = -max(8.0, hi - mu)
+        lo = -hi if ro else -max(8.0, hi - mu)
         xs = [mpmath.mpf(lo) + (mpmath.mpf(hi) - lo) * i / _CELLS for i in range(_CELLS + 1)]
         q0 = _cell_masses(xs)  # N(0, 1) masses of the cells (−∞, x₀], …, [x_n, ∞)
         q1 = _cell_masses([x - M for x in xs])  # N(μ, 1)
         mix = [(1 - Qr) * a + Qr * b for a, b in zip(q0, q1)]
-        # ratio r = mixture / N(0) density at each cut (r(−∞) = 1 − q, r(∞) = ∞)
-        r = [1 - Qr] + [1 - Qr + Qr * mpmath.exp(M * x - M * M / 2) for x in xs]
+        if ro:
+            # replace-one: (1−q)N(0) + qN(μ) against (1−q)N(0) + qN(−μ); the ratio at the cuts
+            # (0 at −∞, ∞ at ∞), loss increasing; x ↦ −x swaps the two, so one direction
+            q2 = _cell_masses([x + M for x in xs])  # N(−μ, 1)
+            mix2 = [(1 - Qr) * a + Qr * b for a, b in zip(q0, q2)]
+            r = [mpmath.mpf(0)] + [(1 - Qr + Qr * mpmath.exp(M * x - M * M / 2))
+                                   / (1 - Qr + Qr * mpmath.exp(-M * x - M * M / 2)) for x in xs]
+        else:
+            # ratio r = mixture / N(0) density at each cut (r(−∞) = 1 − q, r(∞) = ∞)
+            r = [1 - Qr] + [1 - Qr + Qr * mpmath.exp(M * x - M * M / 2) for x in xs]
         out = []
-        for remove in (True, False):
-            Pc, Qc = (mix, q0) if remove else (q0, mix)
+        for remove in ((True,) if ro else (True, False)):
+            Pc, Qc = ((mix, mix2) if ro else (mix, q0)) if remove else (q0, mix)
             # loss at the cuts, increasing along the cells for remove, decreasing for add
-            ell = [mpmath.log(v) if remove else -mpmath.log(v) for v in r]
+            ell = [(mpmath.log(v) if v > 0 else mpmath.mpf("-inf")) if remove else -mpmath.log(v) for v in r]
             n = len(ell)
             up = [mpmath.mpf(0)] * n
             p_inf = mpmath.mpf(0)
@@ -131,6 +148,9 @@ def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _S
                 if Qm > 0:
                     low_z.append(mpmath.log(P / Qm))
                     low_p.append(P)
+                if c == 0 and ro:
+                    up[1] += P  # loss in (−∞, ell[1]]: rounded up to ell[1], Q-excess to −∞
+                    continue
                 if c == len(Pc) - 1:
                     if remove:
                         p_inf += P  # loss unbounded above: +∞, its Q-mass to −∞
@@ -141,10 +161,12 @@ def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _S
                 a, b = ell[ia], ell[ib]
                 lo_i, hi_i = (ia, ib) if a <= b else (ib, ia)
                 za, zb = ell[lo_i], ell[hi_i]
-                if zb == za:
+                ya, yb = mpmath.exp(-za), mpmath.exp(-zb)
+                if ya - yb <= ya * mpmath.mpf(1e-22):
+                    # a cell too narrow for 40 digits to split it to 10⁻¹⁸: rounded up to its
+                    # top loss instead (L ≤ zb on it, so P·e^{−zb} ≤ its Q-mass; the rest to −∞)
                     up[hi_i] += P
                     continue
-                ya, yb = mpmath.exp(-za), mpmath.exp(-zb)
                 ybar = Qm / P  # mean of e^{−L} under P on the cell ∈ [yb, ya]
                 pb = P * (ya - ybar) / (ya - yb)
                 pb = min(max(pb, mpmath.mpf(0)), P)
@@ -162,6 +184,8 @@ def _steps_for(mu: float, q: float, steps: int) -> tuple[_Step, _Step, _Step, _S
             kl = pl > 0
             lower = _Step(zl[kl], pl[kl], float(np.count_nonzero(~kl)) * 2.3e-308)
             out.append((upper, lower))
+    if ro:
+        return out[0][0], out[0][0], out[0][1], out[0][1]
     return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
@@ -290,39 +314,44 @@ def _certify(mo: _Moments, i: int, steps: int, eps: float, p_inf: float, upper: 
         return max(float(fin * (1 - mpmath.mpf(1e-15))) * (1 - 4 * _U), 0.0)
 
 
-def _params(mech: object, steps: int) -> tuple[float, float]:
+def _params(mech: object, steps: int, min_steps: int = MIN_STEPS) -> tuple[float, float, bool]:
     from renyi.mechanisms import Gaussian
-    from renyi.sampling.subsampling import PoissonSubsampled
+    from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne
 
-    if type(mech) is not PoissonSubsampled or type(mech.mechanism) is not Gaussian:
-        raise ConversionError("the CLT route covers a Poisson-subsampled Gaussian (add/remove) composed many times")
-    if mech.mechanism.neighbouring != "add_remove":
-        raise ConversionError("the CLT route covers add/remove neighbours only")
-    if steps < MIN_STEPS:
-        raise ConversionError(f"the CLT route needs at least {MIN_STEPS} steps (Berry–Esseen); got {steps}")
+    ro = type(mech) is PoissonSubsampledReplaceOne
+    if not (type(mech) is PoissonSubsampled or ro):
+        raise ConversionError("the CLT route covers a Poisson-subsampled Gaussian composed many times")
+    assert isinstance(mech, (PoissonSubsampled, PoissonSubsampledReplaceOne))
+    if type(mech.mechanism) is not Gaussian:
+        raise ConversionError("the CLT route covers a Poisson-subsampled Gaussian composed many times")
+    if not ro and mech.mechanism.neighbouring != "add_remove":
+        raise ConversionError("the CLT route covers add/remove or the replace-one subsampled Gaussian only")
+    if steps < min_steps:
+        raise ConversionError(f"the CLT route needs at least {min_steps} steps (Berry–Esseen); got {steps}")
     q = float(mech.rate)
     mu = float(mech.mechanism.sensitivity / mech.mechanism.sigma)
     if not 1e-20 <= q < 1.0:
         raise ConversionError("the CLT route needs a sampling rate in [1e-20, 1)")
     if not 0.0 < mu <= 20.0:
         raise ConversionError("the CLT route needs sensitivity/sigma in (0, 20]")
-    return mu, q
+    return mu, q, ro
 
 
-def applies(items: list[tuple[object, int]]) -> tuple[float, float, int]:
-    """(μ, q, T) of a single Poisson-subsampled Gaussian composed T ≥ 2²⁴ times, else ConversionError."""
+def applies(items: list[tuple[object, int]], min_steps: int = MIN_STEPS) -> tuple[float, float, int, bool]:
+    """(μ, q, T) of a single Poisson-subsampled Gaussian composed T ≥ ``min_steps`` times, else
+    ConversionError."""
     if len(items) != 1:
         raise ConversionError("the CLT route covers one Poisson-subsampled Gaussian composed many times")
     mech, steps = items[0]
     steps = int(steps)
-    mu, q = _params(mech, steps)
-    return mu, q, steps
+    mu, q, ro = _params(mech, steps, min_steps)
+    return mu, q, steps, ro
 
 
-def _delta_at(which: int, mu: float, q: float, steps: int, eps: float, upper: bool) -> float:
+def _delta_at(which: int, mu: float, q: float, steps: int, eps: float, upper: bool, ro: bool) -> float:
     """Bound on δ(ε) of one direction (0 remove, 1 add), minimised (upper) / maximised (lower) over λ."""
-    st = _steps(mu, q, steps)[which + (0 if upper else 2)]
-    mo = _moments_cached(mu, q, steps, which, upper)
+    st = _steps(mu, q, steps, ro)[which + (0 if upper else 2)]
+    mo = _moments_cached(mu, q, steps, which, upper, ro)
     logs = _bound_terms(mo, steps, eps, upper)
     if upper:
         i = int(np.nanargmin(logs))
@@ -334,22 +363,24 @@ def _delta_at(which: int, mu: float, q: float, steps: int, eps: float, upper: bo
 
 
 @lru_cache(maxsize=64)
-def _moments_cached(mu: float, q: float, steps: int, which: int, upper: bool) -> _Moments:
-    return _moments(_steps(mu, q, steps)[which + (0 if upper else 2)], steps)
+def _moments_cached(mu: float, q: float, steps: int, which: int, upper: bool, ro: bool) -> _Moments:
+    return _moments(_steps(mu, q, steps, ro)[which + (0 if upper else 2)], steps)
 
 
-def delta_bounds(items: list[tuple[object, int]], epsilon: float) -> tuple[float, float]:
+def delta_bounds(items: list[tuple[object, int]], epsilon: float, *,
+                 min_steps: int = MIN_STEPS) -> tuple[float, float]:
     """(lower, upper) on δ(ε) of the composition (max over the two directions)."""
-    mu, q, steps = applies(items)
-    up = max(_delta_at(w, mu, q, steps, epsilon, True) for w in (0, 1))
-    lo = max(_delta_at(w, mu, q, steps, epsilon, False) for w in (0, 1))
+    mu, q, steps, ro = applies(items, min_steps)
+    dirs = (0,) if ro else (0, 1)
+    up = max(_delta_at(w, mu, q, steps, epsilon, True, ro) for w in dirs)
+    lo = max(_delta_at(w, mu, q, steps, epsilon, False, ro) for w in dirs)
     return min(lo, up), min(up, 1.0)
 
 
-def _eps_one(which: int, mu: float, q: float, steps: int, delta: float, upper: bool) -> float:
+def _eps_one(which: int, mu: float, q: float, steps: int, delta: float, upper: bool, ro: bool) -> float:
     """Smallest ε with the upper bound ≤ δ (upper), or largest ε with the lower bound > δ (lower)."""
-    mo = _moments_cached(mu, q, steps, which, upper)
-    st = _steps(mu, q, steps)[which + (0 if upper else 2)]
+    mo = _moments_cached(mu, q, steps, which, upper, ro)
+    st = _steps(mu, q, steps, ro)[which + (0 if upper else 2)]
     ld = math.log(delta)
     p_inf_t = -math.expm1(steps * math.log1p(-st.p_inf)) if st.p_inf > 0 else 0.0
     if upper and p_inf_t >= delta / 2:
@@ -412,12 +443,15 @@ def _eps_one(which: int, mu: float, q: float, steps: int, delta: float, upper: b
     return lo
 
 
-def epsilon_bounds(items: list[tuple[object, int]], delta: float) -> tuple[float, float]:
+def epsilon_bounds(items: list[tuple[object, int]], delta: float, *,
+                   min_steps: int = MIN_STEPS) -> tuple[float, float]:
     """(lower, upper) on ε(δ) of the composition: the upper end is certified (see the module
-    docstring), the lower end is certified for the true composition too."""
-    mu, q, steps = applies(items)
-    up = max(_eps_one(w, mu, q, steps, delta, True) for w in (0, 1))
+    docstring), the lower end is certified for the true composition too. The bound holds for
+    every T; ``min_steps`` is where the route is worth asking."""
+    mu, q, steps, ro = applies(items, min_steps)
+    dirs = (0,) if ro else (0, 1)
+    up = max(_eps_one(w, mu, q, steps, delta, True, ro) for w in dirs)
     if not math.isfinite(up):
         raise ConversionError("the CLT (Berry–Esseen) bound does not reach this δ")
-    lo = max(_eps_one(w, mu, q, steps, delta, False) for w in (0, 1))
+    lo = max(_eps_one(w, mu, q, steps, delta, False, ro) for w in dirs)
     return min(lo, up), up

@@ -80,11 +80,19 @@ class SkipBounds:
         the scan does not stop early and v is a lower bound in every case (tests)."""
         if name in ("rdp", "rdp_classic"):
             return self._rdp_lower(name, target, full)
+        if name not in ("basic", "advanced"):
+            return -math.inf
+        if not full and len(self.parts) == 1 and math.isfinite(target) and target > 0.0:
+            # one item run t times: both routes are ≥ c·ε(δ/t) (basic: c = t; advanced: also
+            # c = min(t, √(2t ln(1/δ))), see _advanced_lower), so one profile value decides
+            mix, t = self.parts[0]
+            c = float(t) if name == "basic" else min(float(t), math.sqrt(2.0 * t * math.log(1.0 / self.delta)))
+            need = target / c
+            ok = float(mix.log_delta_remove_lower(np.array([need]))[0]) > math.log(self.delta / t) + _LOG_MARGIN
+            return target if ok else -math.inf
         if name == "basic":
             return self._basic_lower()
-        if name == "advanced":
-            return min(self._basic_lower(), self._advanced_lower())
-        return -math.inf
+        return min(self._basic_lower(), self._advanced_lower())
 
     # ------------------------------------------------------------------ RDP routes
     def _s(self, n_max: int) -> np.ndarray:
@@ -201,8 +209,10 @@ class SkipBounds:
         share = self.delta / len(self.parts)
         out = []
         for i, (_, t) in enumerate(self.parts):
-            e = self._eps_lo(i, share / t)  # ε(share/(2t)) ≥ ε(share/t) ≥ e: both candidates
-            adv = math.sqrt(2.0 * t * math.log(2.0 / share)) if share / 2.0 > 0.0 else math.inf
+            # candidates: t·ε(share/t) and [DRV10] √(2t ln(1/δ″))·ε(share/(2t)) + … with δ″ = share/2
+            # (or share for a pure ε), ε(share/(2t)) ≥ ε(share/t) ≥ e; ln(1/share) is the smaller log
+            e = self._eps_lo(i, share / t)
+            adv = math.sqrt(2.0 * t * math.log(1.0 / share))
             out.append(min(float(t), adv) * e)
         return math.fsum(out)
 

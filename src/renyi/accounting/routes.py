@@ -357,6 +357,9 @@ _CLT_DETAIL = ("central limit with Berry–Esseen (Shevtsova 2010, C = 0.56) on 
 #: is turned away without importing it (its import loads scipy.special and mpmath: a third of
 #: the fixed cost of a ``renyi release``, which asks every route)
 _CLT_MIN_STEPS = 2**24
+#: :data:`renyi.accounting._clt.WIDE_STEPS`: from here the minimum also asks the CLT route when
+#: the PLD bracket is wider than 1 % (ε would otherwise drop at 2²⁴ steps where PLD is not tight)
+_CLT_WIDE_STEPS = 2**14
 
 
 def _clt_module(it: Items) -> Any:
@@ -619,6 +622,9 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
             break  # the true value (or 0): no valid bound is smaller
         if stop_at_exact and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
             break  # a certified bracket within 0.1 % (δ: 1 %): no valid bound is below its lower end
+    else:
+        if stop_at_exact:
+            _clt_where_pld_is_wide(it, x, which, out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
 
@@ -643,7 +649,9 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
             return None
     except Exception:  # noqa: BLE001 - no plan: every route is computed, as without one
         return None
-    order = (EXACT, ZCDP_ROUTE, DIRECT, PLD, RDP_ROUTE, RDP_CLASSIC, ADVANCED, BASIC)
+    # every route of ROUTES once: the unguarded ones in display order, then PLD, then the guarded
+    guarded = tuple(r for r in ROUTES if r.name in _route_skip.GUARDED)
+    order = tuple(r for r in ROUTES if r is not PLD and r not in guarded) + (PLD,) + guarded
     out: list[RouteResult] = []
     found = math.inf
     for r in order:
@@ -664,8 +672,36 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
         found = min(found, c.value)
         if (r.exact and math.isfinite(c.value)) or c.value == 0.0:
             break  # the true value (or 0): no valid bound is smaller
+        if r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP["epsilon"] * c.value:
+            break  # as in _table: a certified bracket within 0.1 %
+    else:
+        _clt_where_pld_is_wide(it, delta, "epsilon", out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
+
+
+def _clt_where_pld_is_wide(it: Items, x: float, which: str, out: list[RouteResult]) -> None:
+    """Between 2¹⁴ and 2²⁴ steps of one Poisson-subsampled Gaussian, ask the CLT route when the
+    PLD bracket is wider than 1 % (5 % in δ) or absent: replaces its "too few steps" entry."""
+    at = {res.route.name: i for i, res in enumerate(out)}
+    if "clt" not in at or out[at["clt"]].conversion is not None or len(it.items) != 1:
+        return
+    if not _CLT_WIDE_STEPS <= int(it.items[0][1]) < _CLT_MIN_STEPS:
+        return
+    p = out[at["pld"]].conversion if "pld" in at else None
+    width = 0.01 if which == "epsilon" else 0.05
+    if p is not None and p.lower is not None and p.value - p.lower <= width * p.value:
+        return
+    from renyi.accounting import _clt
+
+    try:
+        if which == "epsilon":
+            lower, upper = _clt.epsilon_bounds(list(it.items), x, min_steps=_CLT_WIDE_STEPS)
+        else:
+            lower, upper = _clt.delta_bounds(list(it.items), x, min_steps=_CLT_WIDE_STEPS)
+    except ConversionError:
+        return
+    out[at["clt"]] = RouteResult(CLT, Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL))
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:

@@ -30,6 +30,7 @@ References:
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -508,6 +509,10 @@ def _saddle_lam(ds: list[tuple[Step, int]], log_delta: float, lam0: float) -> tu
     return (lam, k1) if math.isfinite(k1) else None
 
 
+#: log of the smallest normal double: ε-questions at a δ below it are not answered by the grid.
+_LOG_NORMAL_MIN = math.log(sys.float_info.min)
+
+
 def _quantise_tail(log_tail: float) -> float:
     """The tail mass left outside a step's grid, rounded down to a multiple of 4 in log: a
     smaller tail only widens the grid, and nearby questions (an accountant asked every 100
@@ -543,6 +548,13 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     single = _closed_form(profiles)
     if single is not None:
         return _invert_profile(single, log_delta=log_delta, eps=eps)
+    if log_delta is not None and log_delta < _LOG_NORMAL_MIN:
+        # The transform reads δ off linear sums (target δ minus the +∞ mass, masses tilted
+        # back) whose round-off margins are relative to δ; below the smallest normal double a
+        # δ has fewer than 53 significant bits (5e-324 has one), so they do not hold. Declined
+        # before any grid is built (it cost minutes of CPU at δ = 5e-324; issue #26).
+        raise _Unresolved(f"δ below the smallest normal double ({sys.float_info.min:.3g}) has too few significant "
+                          "bits for the transform's round-off margins")
     total = sum(c for _, c in profiles)
     tail_ref = log_delta if log_delta is not None else -80.0
     log_tail = _quantise_tail(tail_ref - math.log(total) - 14.0)

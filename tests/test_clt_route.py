@@ -242,3 +242,15 @@ def test_no_drop_at_the_threshold():
     assert float(a) <= float(b) and a.method.startswith("CLT")
     m = PoissonSubsampled(Gaussian(1.0), 1e-7)
     assert m.compose(2**24 - 1).best_epsilon(1e-5).value <= m.compose(2**24).best_epsilon(1e-5).value
+
+
+def test_tradeoff_at_huge_steps():
+    """The attacker's TPR at FPR 10⁻³, 10⁻², 0.1 after 10¹² steps (σ = 1, q = 1e-7) was read off
+    the PLD engine's RDP-fallback curve: 0.7236 at FPR 10⁻³. The search now runs on the cheap
+    routes with the CLT route's δ(ε): within 10⁻³ of the μ-GDP limit Φ(Φ⁻¹(FPR) + μ), never
+    below it by more than the limit's own O(1/√T) error."""
+    mu = _mu(1.0, 1e-7, 10**12)
+    rows = routes.tpr_bounds(PoissonSubsampled(Gaussian(1.0), 1e-7).compose(10**12))
+    for a, c in zip(routes.DEFAULT_FPRS, rows):
+        limit = float(stats.norm.cdf(stats.norm.ppf(a) + mu))
+        assert limit * (1 - 1e-5) <= c.value <= limit * (1 + 1e-3), (a, c, limit)

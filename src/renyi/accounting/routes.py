@@ -862,7 +862,8 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
 
     rates = [PROBABILITY.check("fpr", f) for f in fprs]
     it = items(obj)
-    if method == "pld" or (method is None and not _exact_applies(it)):
+    clt = method is None and _clt_applies(it)
+    if method == "pld" or (method is None and not _exact_applies(it) and not clt):
         curve = _pld_curve(it, rates)
         if curve is not None:
             return tuple(_with_cheap_routes(it, rates, curve) if method is None else _pld_rows(curve))
@@ -940,7 +941,7 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
             t = tpr(a, eps_best, min(1.0, c.value))
             if t < value:
                 value, name = t, c.method
-        if method is None:
+        if method is None and not clt:  # (the PLD grid cannot resolve what the CLT route covers)
             try:
                 t = tpr(a, eps_best, min(1.0, PLD.delta(it, eps_best).value))
             except ConversionError:
@@ -950,6 +951,17 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
         out.append(Conversion(value, eps_best, name,
                               detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
     return tuple(out)
+
+
+def _clt_applies(it: Items) -> bool:
+    """True when the CLT route covers the composition (≥ 2²⁴ steps of one subsampled Gaussian):
+    no PLD grid resolves it (its trade-off curve would be the RDP fallback's), so the search
+    below runs on the cheap routes, the CLT route's δ(ε) among them."""
+    try:
+        _clt_module(it).applies(list(it.items))
+    except ConversionError:
+        return False
+    return True
 
 
 def _exact_applies(it: Items) -> bool:

@@ -341,3 +341,17 @@ def test_public_epsilon_off_grid_sweep() -> None:
             _public_check(RandomAllocation(mech, steps=t), exact, deltas)  # type: ignore[arg-type]
         finally:
             mp.mp.dps = 40
+
+
+def test_losses_too_large_for_the_lattice_fall_back_without_overflow() -> None:
+    """Regression: a Laplace base with ε₀ = 1000 (and a Gaussian with σ = 0.01) raised
+    OverflowError from e^{ε₀} (e^{μ²}) building the lattice law; such bases get no pair and
+    the unamplified bound answers."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for base in (Laplace(scale=1e-3), Gaussian(0.01)):
+            assert base_ratio(base) is None
+            e = RandomAllocation(base, steps=10, k=2).best_epsilon(1e-6)
+            assert e.value >= base.best_epsilon(1e-6).value - 1e-9

@@ -851,6 +851,16 @@ def gaussian_mu(mechanism: object) -> float | None:
 
 
 def _ratio_uncached(mechanism: object) -> _Ratio | None:
+    try:
+        law = _ratio_of(mechanism)
+    except (OverflowError, FloatingPointError):
+        return None  # a loss too large for the lattices (μ² or ε₀ beyond ~700): no pair
+    if law is None or not math.isfinite(law.sd):
+        return None
+    return law
+
+
+def _ratio_of(mechanism: object) -> _Ratio | None:
     mu = gaussian_mu(mechanism)
     if mu is not None:
         return _LogNormal(mu)

@@ -170,6 +170,10 @@ def test_random_setups_valid_against_peers():
         lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower * (1 - 1e-9) and lo <= b.upper * (1 + 1e-9), (sigma, q, steps, delta)
+        two = _items(sigma, q, steps // 2) + _items(sigma * 1.3, q / 2, steps - steps // 2)
+        lo_2, hi_2 = _clt.epsilon_bounds(two, delta, min_steps=1)
+        b_2 = renyi.pld.epsilon_bracket(two, delta)
+        assert hi_2 >= b_2.lower * (1 - 1e-9) and lo_2 <= b_2.upper * (1 + 1e-9), (sigma, q, steps, delta)
         ro = [(PoissonSubsampledReplaceOne(Gaussian(sigma), q), steps)]
         lo_r, hi_r = _clt.epsilon_bounds(ro, delta, min_steps=1)
         b_r = renyi.pld.epsilon_bracket(ro, delta)
@@ -254,3 +258,15 @@ def test_tradeoff_at_huge_steps():
     for a, c in zip(routes.DEFAULT_FPRS, rows):
         limit = float(stats.norm.cdf(stats.norm.ppf(a) + mu))
         assert limit * (1 - 1e-5) <= c.value <= limit * (1 + 1e-3), (a, c, limit)
+
+
+def test_two_phases_at_huge_steps():
+    """Two phases (σ = 1 for 6·10¹¹ steps, then σ = 2 for 4·10¹¹, q = 1e-7): Berry–Esseen for
+    non-identical summands (Shevtsova's C = 0.56 holds for them); the limit law adds μ²."""
+    a, b = PoissonSubsampled(Gaussian(1.0), 1e-7), PoissonSubsampled(Gaussian(2.0), 1e-7)
+    mu = math.hypot(_mu(1.0, 1e-7, 6 * 10**11), _mu(2.0, 1e-7, 4 * 10**11))
+    truth = _gdp_eps(mu, 1e-5)
+    c = (a.compose(6 * 10**11) + b.compose(4 * 10**11)).best_epsilon(1e-5)
+    assert c.method == "clt" and c.lower <= truth * (1 + 1e-6) and truth <= c.value <= truth * (1 + 1e-4)
+    rdp = routes.best_epsilon(a.compose(6 * 10**11) + b.compose(4 * 10**11), 1e-5, "rdp").value
+    assert c.value < rdp

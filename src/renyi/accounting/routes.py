@@ -362,12 +362,12 @@ _CLT_MIN_STEPS = 2**24
 _CLT_WIDE_STEPS = 2**14
 
 
-def _clt_module(it: Items) -> Any:
-    if len(it.items) != 1:
-        raise ConversionError("the CLT route covers one Poisson-subsampled Gaussian composed many times")
-    steps = int(it.items[0][1])
-    if steps < _CLT_MIN_STEPS:
-        raise ConversionError(f"the CLT route needs at least {_CLT_MIN_STEPS} steps (Berry–Esseen); got {steps}")
+def _clt_module(it: Items, min_steps: int = _CLT_MIN_STEPS) -> Any:
+    if len(it.items) > 8:
+        raise ConversionError("the CLT route covers 1 to 8 distinct Poisson-subsampled Gaussians")
+    steps = sum(int(k) for _, k in it.items)
+    if steps < min_steps:
+        raise ConversionError(f"the CLT route needs at least {min_steps} steps (Berry–Esseen); got {steps}")
     from renyi.accounting import _clt
 
     return _clt
@@ -681,12 +681,12 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
 
 
 def _clt_where_pld_is_wide(it: Items, x: float, which: str, out: list[RouteResult]) -> None:
-    """Between 2¹⁴ and 2²⁴ steps of one Poisson-subsampled Gaussian, ask the CLT route when the
+    """Between 2¹⁴ and 2²⁴ steps of Poisson-subsampled Gaussians (in all), ask the CLT route when the
     PLD bracket is wider than 1 % (5 % in δ) or absent: replaces its "too few steps" entry."""
     at = {res.route.name: i for i, res in enumerate(out)}
-    if "clt" not in at or out[at["clt"]].conversion is not None or len(it.items) != 1:
+    if "clt" not in at or out[at["clt"]].conversion is not None or len(it.items) > 8:
         return
-    if not _CLT_WIDE_STEPS <= int(it.items[0][1]) < _CLT_MIN_STEPS:
+    if not _CLT_WIDE_STEPS <= sum(int(k) for _, k in it.items) < _CLT_MIN_STEPS:
         return
     p = out[at["pld"]].conversion if "pld" in at else None
     width = 0.01 if which == "epsilon" else 0.05

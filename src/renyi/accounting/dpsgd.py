@@ -358,19 +358,23 @@ _CLT_METHOD = ("CLT: Berry–Esseen on the composed loss of a discretised domina
 _NUMERIC_METHODS = (_PLD_METHOD, _CLT_METHOD)
 
 
+#: :data:`renyi.accounting._clt.MIN_STEPS` and ``WIDE_STEPS``, here so that a call with fewer
+#: steps does not import that module (scipy.special and mpmath); a test keeps them equal.
+_CLT_MIN_STEPS = 2**24
+_CLT_WIDE_STEPS = 2**14
+
+
 def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
-                method: str | None) -> tuple[float, float] | None:
-    """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (≥ 2²⁴ steps; in the
-    default minimum only), or None where it does not apply."""
-    if method is not None:
+                method: str | None, min_steps: int = _CLT_MIN_STEPS) -> tuple[float, float] | None:
+    """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (from ``min_steps``
+    steps; in the default minimum only), or None where it does not apply."""
+    if method is not None or t < min_steps or not 0.0 < q < 1.0:
         return None
     from renyi.accounting import _clt
 
-    if t < _clt.MIN_STEPS or not 0.0 < q < 1.0:
-        return None
     fn = _clt.epsilon_bounds if which == "epsilon" else _clt.delta_bounds
     try:
-        lo, hi = fn([(step_mechanism(sigma, q), t)], x)
+        lo, hi = fn([(step_mechanism(sigma, q), t)], x, min_steps=min_steps)
     except ConversionError:
         return None
     return float(lo), float(hi)
@@ -378,31 +382,41 @@ def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
 
 def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
               engine: Any = False) -> Answer:
-    """The smallest ε upper bound over the routes ``method`` allows, with the PLD lower bound."""
+    """The smallest ε upper bound over the routes ``method`` allows, with the best lower bound
+    (PLD's or the CLT route's)."""
     if engine is False:
         engine = _pld_engine(method)
     best: Answer | None = None
+    lowers: list[float] = []
+
+    def take(bounds: tuple[float, float], how: str) -> None:
+        nonlocal best
+        lowers.append(bounds[0])
+        if best is None or bounds[1] < best:
+            best = Answer(bounds[1], how, "upper bound on ε")
+
     if method in (None, "rdp"):
         e, a = _eps_rdp(q, sigma, t, dlt)
         best = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
     c = _clt_bounds(q, sigma, t, dlt, "epsilon", method)
     if c is not None:
-        lo, hi = c
-        if best is None or hi < best:
-            best = Answer(hi, _CLT_METHOD, "upper bound on ε", lower=lo)
-        if hi - lo <= 1e-3 * hi:
-            # certified within 0.1 %: the PLD grid (which cannot resolve ≥ 2²⁴ small-rate
-            # steps and would warn) is not asked
-            assert best is not None
-            return Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
-    b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
-    if b is not None:
-        lo, hi = b
-        if best is None or hi < best:
-            best = Answer(hi, _PLD_METHOD, "upper bound on ε", lower=lo)
-        else:
-            best = Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
+        take(c, _CLT_METHOD)
+    if c is None or c[1] - c[0] > 1e-3 * c[1]:
+        # (a CLT bracket within 0.1 %: the PLD grid, which cannot resolve ≥ 2²⁴ small-rate
+        # steps and would warn, is not asked)
+        b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
+        if b is not None:
+            take(b, _PLD_METHOD)
+        if c is None and (b is None or b[1] - b[0] > 0.01 * b[1]):
+            # the PLD bracket is wide (or unresolved): the CLT route from fewer steps, so that
+            # ε does not drop at its threshold where the PLD grid is not tight
+            c = _clt_bounds(q, sigma, t, dlt, "epsilon", method, _CLT_WIDE_STEPS)
+            if c is not None:
+                take(c, _CLT_METHOD)
     assert best is not None
+    if lowers:
+        return Answer(float(best), best.method, best.bound, witness=best.witness,
+                      lower=min(max(lowers), float(best)))
     return best
 
 
@@ -683,6 +697,11 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
     b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
     if b is not None and (best is None or b[1] < best):
         best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])
+    if c is None and (b is None or b[1] - b[0] > 0.05 * b[1]):
+        # a wide PLD bracket: the CLT route from fewer steps (as in :func:`epsilon`)
+        c = _clt_bounds(s.sample_rate, sigma, s.steps, eps, "delta", method, _CLT_WIDE_STEPS)
+        if c is not None and (best is None or c[1] < best):
+            best = Answer(min(1.0, c[1]), _CLT_METHOD, "upper bound on δ", lower=c[0])
     assert best is not None
     return best
 

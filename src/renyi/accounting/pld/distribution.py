@@ -124,8 +124,15 @@ def _pairs(m: Any) -> tuple[Profile, Profile]:
 
 
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:
-    from renyi.accounting.pld._allocation import expand
+    from renyi.accounting.pld._allocation import expand, single_epoch_pairs
 
+    ex = expand(items)
+    if len(ex) == 1 and ex[0][1] == 1:
+        # one epoch of random allocation on its own: coarser lattices first (refined on demand
+        # in _solve_direction)
+        one = single_epoch_pairs(ex[0][0])
+        if one is not None:
+            return [[(one[0], 1)], [(one[1], 1)]]
     rem: list[tuple[Profile, int]] = []
     add: list[tuple[Profile, int]] = []
     sym = True
@@ -524,17 +531,20 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     """
     if width is None:
         width = TARGET_WIDTH
-    from renyi.accounting.pld._allocation import AllocationProfile
+    from renyi.accounting.pld._allocation import SINGLE_WIDTH, AllocationProfile
 
     if len(profiles) == 1 and profiles[0][1] == 1 and isinstance(profiles[0][0], AllocationProfile):
         # one epoch of random allocation: both pairs are finite and their profiles exact, so
         # each end is read off its own pair (no grid: tighter and faster)
         alloc = profiles[0][0]
-        hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
-        if hi <= below:
-            return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
-        lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
-        return min(lo, hi), hi
+        while True:
+            hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+            if hi <= below:
+                return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
+            lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
+            if alloc.refine is None or hi - lo <= SINGLE_WIDTH * abs(hi):
+                return min(lo, hi), hi
+            alloc = alloc.refine()  # a coarser lattice's bracket was too wide: the full one
     single = _closed_form(profiles)
     if single is not None:
         return _invert_profile(single, log_delta=log_delta, eps=eps)

@@ -572,3 +572,36 @@ def test_subsampled_laplace_add_pair_support_is_its_own():
     c, cpu = _cpu(lambda: renyi.routes.best_delta((m, 7518), 0.001))
     assert cpu < 5.0 and c.method == "pld"
     assert 8e-36 <= c.lower <= c.value <= 1.19e-35
+
+
+@pytest.mark.parametrize("args", [(1e300, 0.5, 1 - 1e-16, 7), (1e300, 1e-9, 1 - 1e-16, 1000)])
+def test_noise_multiplier_at_a_huge_target_stops_at_the_floor(args):
+    """ε = 1e300: the RDP solver stops at σ = 2⁻¹² (the target is met there), but the PLD
+    refinement then walked σ toward 0 by factors of e (≈ 1e-150 meets ε = 1e300), 40 PLD
+    evaluations (> 5 s of CPU). It now stops at the same floor; the answer meets the target."""
+    eps, delta, q, t = args
+    s, cpu = _cpu(lambda: renyi.dpsgd.noise_multiplier(eps, delta, q, steps=t))
+    assert float(s) == 2.0**-12 and s.achieved <= eps and cpu < 5.0
+    assert float(renyi.dpsgd.epsilon(float(s), q, steps=t, delta=delta)) <= eps
+
+
+def test_a_run_that_rarely_samples_the_example_is_zero_dp_at_that_delta():
+    """σ = 1e-16 at q = 5e-324 over 2·10⁴ steps at δ = 1e-9: 5 s of CPU in the PLD grid for
+    ε = 1e36, where the example is in some batch with probability p ≈ 1e-319 ≤ δ, so ε = 0
+    (outside that event the outputs have the same law). Below p the answer is not 0."""
+    e, cpu = _cpu(lambda: renyi.dpsgd.epsilon(1e-16, 5e-324, steps=20000, delta=1e-9))
+    assert float(e) == 0.0 and cpu < 5.0
+    e, _ = _cpu(lambda: renyi.dpsgd.epsilon(1e-16, 5e-324, steps=20000, delta=1e-9, method="pld"))
+    assert float(e) == 0.0
+    # p = 1 − (1 − 1e-3)^10 ≈ 0.00996; with σ = 0.1 a sampled step is almost surely
+    # distinguishable: at δ = p/2 the ε is far from 0 (PLD bracket [42.14, 42.15]), at δ ≥ p it is 0
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    p = -math.expm1(10 * math.log1p(-1e-3))
+    m = renyi.PoissonSubsampled(renyi.Gaussian(0.1), 1e-3)
+    assert m.compose(10).epsilon(p * (1 + 1e-9)) == 0.0
+    assert m.compose(10).epsilon(p / 2) > 40.0
+    assert renyi.pld.epsilon_bounds([(m, 10)], p / 2)[0] > 40.0
+    r1 = PoissonSubsampledReplaceOne(renyi.Gaussian(0.1), 1e-3)
+    assert renyi.pld.epsilon_bounds([(r1, 10)], p * (1 + 1e-9)) == (0.0, 0.0)
+    assert renyi.pld.epsilon_bounds([(r1, 10)], p / 2)[0] > 40.0

@@ -715,7 +715,7 @@ def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float
 
 
 def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: float, toward: float,
-                integer: bool, rtol: float = 1e-4, rdp: Any = None) -> float:
+                integer: bool, rtol: float = 1e-4, rdp: Any = None, floor: float = 0.0) -> float:
     """Move a parameter that meets the target on the tighter route toward less privacy.
 
     ``meets(x)`` is the verified criterion (the tightest ε ≤ target) and records its answer in
@@ -726,7 +726,8 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
     the discretisation of the PLD bound, so a few evaluations suffice where bisection needs a
     dozen. Only verified points are returned: the result meets the target and lies within
     ``rtol`` (relative; integers: 1) of the boundary, or its ε within ``rtol/2`` of the target.
-    ``rdp(x)``, the RDP route's ε (milliseconds), gives the first slope.
+    ``rdp(x)``, the RDP route's ε (milliseconds), gives the first slope. ``floor``: the
+    smallest x tried (σ: :data:`~renyi.sampling._subsampled_dpsgd.SIGMA_FLOOR`, as the RDP solver).
     """
     lt = math.log(target)
 
@@ -736,7 +737,7 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
             x = float(max(1, math.floor(x) if toward > 0 else math.ceil(x)))
         elif toward > 0:
             x = min(x, 1.0)  # rates
-        return x
+        return max(x, floor)
 
     def f(x: float) -> float:
         meets(x)
@@ -872,9 +873,9 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
         if method == "pld":
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
-            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of, floor=sg.SIGMA_FLOOR)
         elif meets(sigma) and seen[sigma].method in _NUMERIC_METHODS:
-            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of, floor=sg.SIGMA_FLOOR)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
     return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
 
@@ -1070,7 +1071,7 @@ def _sigma_group(eps: float, dlt: float, q: float, t: int, k: int, method: str |
         raise DomainError(f"no noise multiplier up to {sigma:.3g} meets ε = {eps:g}", name="target_epsilon",
                           value=eps)
     if sigma > base:
-        sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False)
+        sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, floor=sg.SIGMA_FLOOR)
     a = seen[sigma]
     return Answer(sigma, a.method, "σ at or above the smallest that meets the target", achieved=float(a))
 

@@ -929,9 +929,19 @@ def expand(items: list[tuple[object, int]]) -> list[tuple[object, int]]:
                     first = False
                 if n:
                     out.append((_Block(mu0, b, base=base), c * n))
+        elif (isinstance(m, RandomAllocation) and m.k == m.steps > 1 and gaussian_mu(m.mechanism) is None
+              and _base_supported(m.mechanism)):
+            # every example in every step: the k-fold composition of the base (exact)
+            out.append((m.mechanism, c * m.k))
         else:
             out.append((m, c))
     return out
+
+
+def _base_supported(mechanism: object) -> bool:
+    from renyi.accounting.pld._profiles import supports
+
+    return bool(supports(mechanism))
 
 
 @lru_cache(maxsize=8)
@@ -1033,8 +1043,8 @@ def supported(mech: object) -> bool | None:
         from renyi.accounting.pld._profiles import supports as base_supports
 
         return base_supports(mech.mechanism)
-    if mech.k == mech.steps:
-        return gaussian_mu(mech.mechanism) is not None
+    if mech.k == mech.steps:  # the k-fold composition (a non-Gaussian base: through expand)
+        return gaussian_mu(mech.mechanism) is not None or _base_supported(mech.mechanism)
     return base_ratio(mech.mechanism) is not None
 
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-CASES = [  # (σ, q, T, δ)
+CASES = [  # (σ, q, T, δ); replace-one cases in RO_CASES
     (1.0, 1e-7, 10**12, 1e-5),   # the "36.3 where the answer is 0.58"
     (1.0, 1e-11, 10**12, 1e-5),  # the "10.0 where the answer is 0.0"
     (1.0, 1e-8, 10**12, 1e-5),
@@ -33,6 +33,12 @@ CASES = [  # (σ, q, T, δ)
     (0.8, 1e-7, 10**12, 1e-6),
     (1.1, 1e-5, 10**9, 1e-5),
     (1.0, 1e-9, 10**15, 1e-5),
+]
+#: replace-one (``PoissonSubsampledReplaceOne(Gaussian(σ), q).compose(T).best_epsilon(δ)``);
+#: limit law μ = q√(2T(e^{1/σ²} − e^{−1/σ²}))
+RO_CASES = [
+    (1.0, 1e-7, 10**12, 1e-5),
+    (2.0, 1e-7, 10**12, 1e-6),
 ]
 
 
@@ -49,6 +55,15 @@ def _worker() -> None:
             e = renyi.dpsgd.epsilon(s, q, steps=t, delta=d)
         out.append({"eps": float(e), "lower": getattr(e, "lower", None), "method": e.method.split(":")[0],
                     "sec": time.perf_counter() - t0})
+    from renyi.mechanisms import Gaussian
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    for s, q, t, d in RO_CASES:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = PoissonSubsampledReplaceOne(Gaussian(s), q).compose(t).best_epsilon(d)
+        out.append({"eps": c.value, "lower": c.lower, "method": c.method, "sec": time.perf_counter() - t0})
     print(json.dumps(out))
 
 
@@ -90,17 +105,22 @@ def main() -> None:
     print(f"| σ | q | T | δ | before ({args.before}) | s | after | s | CLT bracket [lower, upper] | RDP route "
           "| μ-GDP limit | after / limit − 1 |")
     print("|---|---|---|---|---|---:|---|---:|---|---:|---:|---:|")
-    for (s, q, t, d), b, a in zip(CASES, before, after):
-        it = [(PoissonSubsampled(Gaussian(s), q), t)]
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    rows = [(c, False) for c in CASES] + [(c, True) for c in RO_CASES]
+    for ((s, q, t, d), ro), b, a in zip(rows, before, after):
+        mech = PoissonSubsampledReplaceOne(Gaussian(s), q) if ro else PoissonSubsampled(Gaussian(s), q)
+        it = [(mech, t)]
         try:
             lo, hi = _clt.epsilon_bounds(it, d)
             br = f"[{lo:.6g}, {hi:.6g}]"
         except Exception as exc:  # noqa: BLE001 - printed
             br = f"n/a ({exc})"
-        rdp = routes.best_epsilon(PoissonSubsampled(Gaussian(s), q).compose(t), d, "rdp").value
-        lim = _gdp_eps(q * math.sqrt(t * math.expm1(1 / s**2)), d)
+        rdp = routes.best_epsilon(mech.compose(t), d, "rdp").value
+        var = 2 * (math.exp(1 / s**2) - math.exp(-1 / s**2)) if ro else math.expm1(1 / s**2)
+        lim = _gdp_eps(q * math.sqrt(t * var), d)
         rel = f"{float(a['eps']) / lim - 1:+.2e}" if lim > 0 else ("0" if a["eps"] == 0 else "—")  # type: ignore[arg-type]
-        print(f"| {s:g} | {q:g} | {t:.0e} | {d:g} | {b['eps']:.6g} ({b['method']}) | {b['sec']:.1f} "
+        print(f"| {s:g}{' (replace-one)' if ro else ''} | {q:g} | {t:.0e} | {d:g} | {b['eps']:.6g} ({b['method']}) | {b['sec']:.1f} "
               f"| {a['eps']:.6g} ({a['method']}) | {a['sec']:.1f} | {br} | {rdp:.6g} | {lim:.6g} | {rel} |")
 
 

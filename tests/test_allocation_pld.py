@@ -476,3 +476,29 @@ def test_coarse_single_epoch_public_bracket_contains_the_oracle() -> None:
     assert c.lower is not None
     assert max(_oracle_two_steps(mu, float(c.lower), r) for r in (True, False)) >= 1e-6
     assert max(_oracle_two_steps(mu, float(c.value), r) for r in (True, False)) <= 1e-6
+
+
+def test_one_epoch_starts_on_coarser_lattices_and_refines_when_too_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One epoch asked on its own (σ = 0.5: 2²⁰ points otherwise) is answered from 2¹⁸-point
+    pairs; when their bracket is wider than SINGLE_WIDTH the full lattices answer. (Scaled
+    down here: 2¹² coarse points, σ = 1.)"""
+    from renyi.accounting.pld import _allocation as A
+    from renyi.accounting.pld.distribution import _directions, _solve_direction
+
+    monkeypatch.setattr(A, "SINGLE_POINTS", 2**12)
+    m = RandomAllocation(Gaussian(1.0), steps=30)
+    dirs = _directions([(m, 1)])
+    assert all(isinstance(d[0][0], A.AllocationProfile) and d[0][0].refine is not None for d in dirs)
+    coarse = [_solve_direction(d, log_delta=math.log(1e-6)) for d in dirs]
+    law = A.base_ratio(m.mechanism)
+    assert law is not None
+    full_pairs = A.allocation_profiles(law, 30)
+    full = [_solve_direction([(p, 1)], log_delta=math.log(1e-6)) for p in full_pairs]
+    monkeypatch.setattr(A, "SINGLE_WIDTH", 0.0)  # every coarse bracket is "too wide": refined
+    refined = [_solve_direction(d, log_delta=math.log(1e-6)) for d in dirs]
+    assert refined == full
+    for (lo, hi), (flo, fhi) in zip(coarse, full):
+        assert lo <= fhi * (1 + 1e-9) and flo <= hi * (1 + 1e-9)  # the brackets overlap
+    # compositions never use the coarser pairs
+    assert all(not isinstance(d[0][0], A.AllocationProfile) or d[0][0].refine is None
+               for d in _directions([(m, 2)]))

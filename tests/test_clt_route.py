@@ -84,6 +84,7 @@ def test_issue_case_zero_when_delta_exceeds_total_variation():
     assert dlo <= tv <= dhi <= tv * 1.01
 
 
+@pytest.mark.slow
 def test_huge_steps_against_the_limit_law_and_monotone():
     """Off the two cases: other rates, noises and δ at 10¹² steps within 10⁻³ of the limit law,
     bracketing it; ε non-increasing in δ and non-decreasing in T."""
@@ -96,6 +97,19 @@ def test_huge_steps_against_the_limit_law_and_monotone():
     assert eps == sorted(eps, reverse=True)
     by_t = [_clt.epsilon_bounds(_items(2.0, 1e-7, t), 1e-5)[1] for t in (10**11, 3 * 10**11, 10**12)]
     assert by_t == sorted(by_t)
+
+
+def test_replace_one_at_huge_steps():
+    """Replace-one (the antipodal pair (1−q)N(0) + qN(±μ)): 10¹² steps at q = 1e-7, σ = 1 was
+    0.86706 by RDP; its limit law has μ = q√(2T(e^{μ²} − e^{−μ²})) (ε = 0.792504); the route
+    brackets it within 10⁻⁴ (validity at moderate T against the PLD bracket: the slow tier)."""
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    m = PoissonSubsampledReplaceOne(Gaussian(1.0), 1e-7)
+    truth = _gdp_eps(1e-7 * math.sqrt(2 * 10**12 * (math.e - 1 / math.e)), 1e-5)
+    c = m.compose(10**12).best_epsilon(1e-5)
+    assert c.method == "clt" and c.lower <= truth <= c.value <= truth * (1 + 1e-4)
+    assert c.value < routes.best_epsilon(m.compose(10**12), 1e-5, "rdp").value
 
 
 def test_delta_side_consistent():
@@ -113,22 +127,17 @@ def test_route_declines_outside_its_domain():
         _clt.epsilon_bounds(_items(1.0, 1e-3, 1000), 1e-5)
     with pytest.raises(ConversionError):
         _clt.epsilon_bounds([(Gaussian(1.0), 10**12)], 1e-5)
-    # μ = 10, T·q = 0.017: a narrow cell is rounded up instead of split (ZeroDivisionError
-    # in the split at 40 digits); valid, finite, not above the RDP route
-    lo, hi = _clt.epsilon_bounds(_items(0.1, 1e-9, 2**24), 1e-5)
-    rdp = routes.best_epsilon(PoissonSubsampled(Gaussian(0.1), 1e-9).compose(2**24), 1e-5, "rdp").value
-    assert 0.0 <= lo <= hi <= rdp
     # the default minimum at small T is unchanged (the route steps aside)
     c = routes.best_epsilon(PoissonSubsampled(Gaussian(1.0), 0.01).compose(100), 1e-5)
     assert c.method != "clt"
 
 
-def test_valid_against_pld_at_moderate_steps(monkeypatch):
+@pytest.mark.slow
+def test_valid_against_pld_at_moderate_steps():
     """Berry–Esseen's term is large at moderate T; the bounds must stay valid there: the upper
     end at or above the PLD engine's certified lower end, the lower end at or below its upper."""
-    monkeypatch.setattr(_clt, "MIN_STEPS", 1)
     for sigma, q, steps, delta in ((1.0, 1e-3, 10**5, 1e-5), (2.0, 1e-3, 10**6, 1e-8)):
-        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta)
+        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower and lo <= b.upper, (sigma, q, steps, delta, (lo, hi), b)
 
@@ -137,10 +146,12 @@ def test_valid_against_pld_at_moderate_steps(monkeypatch):
 # slow tier: random setups, off every grid
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_random_setups_valid_against_peers(monkeypatch):
+def test_random_setups_valid_against_peers():
     """Random σ, q, δ at moderate T against the PLD engine's bracket and dp-accounting's
-    optimistic PLD (a lower estimate); both relations' directions are inside the route."""
-    monkeypatch.setattr(_clt, "MIN_STEPS", 1)
+    optimistic PLD (a lower estimate); add/remove (both directions inside the route) and
+    replace-one."""
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
     rng = random.Random(26)
@@ -149,9 +160,17 @@ def test_random_setups_valid_against_peers(monkeypatch):
         q = math.exp(rng.uniform(math.log(1e-4), math.log(3e-3)))
         steps = int(math.exp(rng.uniform(math.log(1e4), math.log(1e6))))
         delta = 10 ** rng.uniform(-10, -3)
-        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta)
+        lo, hi = _clt.epsilon_bounds(_items(sigma, q, steps), delta, min_steps=1)
         b = renyi.pld.epsilon_bracket(_items(sigma, q, steps), delta)
         assert hi >= b.lower * (1 - 1e-9) and lo <= b.upper * (1 + 1e-9), (sigma, q, steps, delta)
+        two = _items(sigma, q, steps // 2) + _items(sigma * 1.3, q / 2, steps - steps // 2)
+        lo_2, hi_2 = _clt.epsilon_bounds(two, delta, min_steps=1)
+        b_2 = renyi.pld.epsilon_bracket(two, delta)
+        assert hi_2 >= b_2.lower * (1 - 1e-9) and lo_2 <= b_2.upper * (1 + 1e-9), (sigma, q, steps, delta)
+        ro = [(PoissonSubsampledReplaceOne(Gaussian(sigma), q), steps)]
+        lo_r, hi_r = _clt.epsilon_bounds(ro, delta, min_steps=1)
+        b_r = renyi.pld.epsilon_bracket(ro, delta)
+        assert hi_r >= b_r.lower * (1 - 1e-9) and lo_r <= b_r.upper * (1 + 1e-9), (sigma, q, steps, delta)
         opt = pldlib.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
                                              value_discretization_interval=1e-3)
         e_opt = opt.self_compose(steps).get_epsilon_for_delta(delta)
@@ -188,6 +207,15 @@ def test_random_huge_setups_bracket_the_limit_law():
 
 
 @pytest.mark.slow
+def test_narrow_cells_rounded_up():
+    """μ = 10, T·q = 0.017: a narrow cell is rounded up instead of split (ZeroDivisionError in
+    the split at 40 digits); valid, finite, not above the RDP route."""
+    lo, hi = _clt.epsilon_bounds(_items(0.1, 1e-9, 2**24), 1e-5)
+    rdp = routes.best_epsilon(PoissonSubsampled(Gaussian(0.1), 1e-9).compose(2**24), 1e-5, "rdp").value
+    assert 0.0 <= lo <= hi <= rdp
+
+
+@pytest.mark.slow
 def test_solvers_use_the_clt_route_at_huge_steps():
     """σ and T for a target at 10¹² steps: below / above the RDP answers (σ 1.0034 and
     9.89e11 steps before), and verified by the same route."""
@@ -201,3 +229,46 @@ def test_solvers_use_the_clt_route_at_huge_steps():
     # the limit law: 0.5 is reached at T with q√(T(e − 1)) = μ(0.5) — within 10⁻³
     mu = optimize.brentq(lambda m: _gdp_eps(m, 1e-5) - 0.5, 0.01, 1.0)
     assert int(t) == pytest.approx((mu / 1e-7) ** 2 / math.expm1(1.0), rel=1e-3)
+
+
+def test_thresholds_kept_equal():
+    from renyi.accounting import dpsgd
+
+    assert dpsgd._CLT_MIN_STEPS == routes._CLT_MIN_STEPS == _clt.MIN_STEPS
+    assert dpsgd._CLT_WIDE_STEPS == routes._CLT_WIDE_STEPS == _clt.WIDE_STEPS
+
+
+@pytest.mark.slow
+def test_no_drop_at_the_threshold():
+    """σ = 1, q = 1e-7, δ = 1e-5: 2²⁴ − 1 steps gave 0.0010784 (PLD, bracket 16 % wide) and 2²⁴
+    steps 0.00092811 (CLT): ε fell by 14 % with one more step. Below 2²⁴ the CLT route is now
+    asked where the PLD bracket is wider than 1 %."""
+    a = renyi.dpsgd.epsilon(1.0, 1e-7, steps=2**24 - 1, delta=1e-5)
+    b = renyi.dpsgd.epsilon(1.0, 1e-7, steps=2**24, delta=1e-5)
+    assert float(a) <= float(b) and a.method.startswith("CLT")
+    m = PoissonSubsampled(Gaussian(1.0), 1e-7)
+    assert m.compose(2**24 - 1).best_epsilon(1e-5).value <= m.compose(2**24).best_epsilon(1e-5).value
+
+
+def test_tradeoff_at_huge_steps():
+    """The attacker's TPR at FPR 10⁻³, 10⁻², 0.1 after 10¹² steps (σ = 1, q = 1e-7) was read off
+    the PLD engine's RDP-fallback curve: 0.7236 at FPR 10⁻³. The search now runs on the cheap
+    routes with the CLT route's δ(ε): within 10⁻³ of the μ-GDP limit Φ(Φ⁻¹(FPR) + μ), never
+    below it by more than the limit's own O(1/√T) error."""
+    mu = _mu(1.0, 1e-7, 10**12)
+    rows = routes.tpr_bounds(PoissonSubsampled(Gaussian(1.0), 1e-7).compose(10**12))
+    for a, c in zip(routes.DEFAULT_FPRS, rows):
+        limit = float(stats.norm.cdf(stats.norm.ppf(a) + mu))
+        assert limit * (1 - 1e-5) <= c.value <= limit * (1 + 1e-3), (a, c, limit)
+
+
+def test_two_phases_at_huge_steps():
+    """Two phases (q = 1e-7 for 6·10¹¹ steps, then q = 1e-11 for 4·10¹¹, σ = 1): Berry–Esseen for
+    non-identical summands (Shevtsova's C = 0.56 holds for them); the limit law adds μ²."""
+    a, b = PoissonSubsampled(Gaussian(1.0), 1e-7), PoissonSubsampled(Gaussian(1.0), 1e-11)
+    mu = math.hypot(_mu(1.0, 1e-7, 6 * 10**11), _mu(1.0, 1e-11, 4 * 10**11))
+    truth = _gdp_eps(mu, 1e-5)
+    c = (a.compose(6 * 10**11) + b.compose(4 * 10**11)).best_epsilon(1e-5)
+    assert c.method == "clt" and c.lower <= truth * (1 + 1e-6) and truth <= c.value <= truth * (1 + 1e-4)
+    rdp = routes.best_epsilon(a.compose(6 * 10**11) + b.compose(4 * 10**11), 1e-5, "rdp").value
+    assert c.value < rdp

@@ -145,8 +145,10 @@ def test_the_clt_route_turns_short_compositions_away_without_its_import():
 
     assert routes._CLT_MIN_STEPS == _clt.MIN_STEPS
     sub = PoissonSubsampled(Gaussian(1.0), 0.01)
-    for obj, words in (([(sub, 3), (Gaussian(2.0), 1)], "one Poisson-subsampled"),
-                       ([(sub, 5)], "at least 16777216 steps")):
+    many = [(PoissonSubsampled(Gaussian(1.0 + i / 10), 0.01), 2**24) for i in range(9)]
+    for obj, words in (([(sub, 3), (Gaussian(2.0), 1)], "at least 16777216 steps .*got 4"),
+                       ([(sub, 5)], "at least 16777216 steps"),
+                       (many, "1 to 8 distinct")):
         with pytest.raises(ConversionError, match=words):
             routes.route("clt").epsilon(obj, 1e-6)
         with pytest.raises(ConversionError, match=words):

@@ -24,7 +24,7 @@ def pytest_collection_finish(session):  # noqa: ARG001
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    from _fuzz_oracle import BY_TARGET, COUNTS, KINDS, LONG, REFUSED, SHORT, TIMEOUT, WALL_TIMEOUT
+    from _fuzz_oracle import BY_TARGET, COUNTS, FINDINGS, KINDS, LONG, REFUSED, SHORT, TIMEOUT, WALL_TIMEOUT
 
     if not COUNTS["tried"]:
         return
@@ -47,5 +47,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
         with open(out, "w", encoding="utf-8") as fh:
             json.dump({"timeout_s": TIMEOUT, "timeout_kind": "cpu", "wall_timeout_s": WALL_TIMEOUT, "examples_short": SHORT, "examples_long": LONG, "totals": dict(COUNTS),
                        "by_target": {k: dict(v) for k, v in BY_TARGET.items()},
-                       "refused_in_domain_examples": REFUSED}, fh, indent=2, sort_keys=True)
+                       "refused_in_domain_examples": REFUSED, "findings": FINDINGS}, fh, indent=2, sort_keys=True)
         tr.write_line(f"fuzz summary written to {out}")

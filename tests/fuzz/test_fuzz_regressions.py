@@ -489,3 +489,119 @@ def test_laplace_divergence_of_equal_laws_at_the_largest_order_is_zero():
 
     assert divergences.laplace_divergence(0.0, MAX) == 0.0
     assert divergences.laplace_divergence(1.0, MAX) == 1.0  # D_α → D_∞ = t
+
+
+# ----- the hangs of the long profile (issue #26), each with the validity of its answer ---------
+def _cpu(fn):
+    """(result, CPU seconds) of fn() with warnings silenced (CPU time: the machine's load does not count)."""
+    import time
+
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn()
+    return out, time.process_time() - t0
+
+
+def test_poisson_profile_at_a_subnormal_rate_matches_mpmath():
+    """(e^ε − 1)/q overflowed at q = 5e-324 for every ε ≳ 1e-16, and the remove pair's profile
+    became δ = 0 there: the sampled mass q of every step was lost."""
+    import mpmath as mp
+
+    from renyi.accounting.pld._profiles import PoissonProfile, _gaussian
+
+    mp.mp.dps = 50
+    sigma = 0.027
+    mu = mp.mpf(1) / mp.mpf(sigma)
+    for q in (5e-324, 1e-310, 1e-300):
+        prof = PoissonProfile(_gaussian(1.0 / sigma), q)
+        es = [1e-12, 1e-5, 1e-3, 1.0, 10.0]
+        got = prof.log_delta(np.array(es))
+        for e, g in zip(es, got):
+            inner = mp.log1p(mp.expm1(mp.mpf(e)) / mp.mpf(q))
+            dg = mp.ncdf(-inner / mu + mu / 2) - mp.exp(inner) * mp.ncdf(-inner / mu - mu / 2)
+            want = float(mp.log(mp.mpf(q) * dg))
+            assert g == pytest.approx(want, rel=1e-9, abs=1e-9), (q, e, g, want)
+
+
+def test_subsampled_gaussian_at_a_subnormal_rate_is_not_below_the_sampled_mass():
+    """A privacy breach behind the `dpsgd.steps(2, 5e-324, 1e-16, 5e-324)` hang (19 s of CPU):
+    with the sampled mass lost, the PLD gave δ(1) = 0 for two steps of σ = 1e-16 at q = 5e-324
+    (truth ≈ 2q = 1e-323: a sampled record's loss is ≈ 5e31) and ε(5e-324) ≈ 1.7e-7 (truth ≈
+    1e32), so the solver answered 2187 steps. Two steps put mass 2q > δ at a loss ≈ 1/(2σ²)."""
+    from renyi import pld
+
+    m = renyi.PoissonSubsampled(renyi.Gaussian(1e-16), 5e-324)
+    for t in (2, 50):
+        lo, hi = pld.delta_bounds([(m, t)], 1.0)
+        assert hi >= t * 5e-324 * (1 - 1e-9)
+        assert float(renyi.dpsgd.delta(1e-16, 5e-324, steps=t, epsilon=1.0)) >= t * 5e-324 * (1 - 1e-9)
+        e, _ = _cpu(lambda: renyi.dpsgd.epsilon(1e-16, 5e-324, steps=t, delta=5e-324, method="pld"))
+        assert float(e) >= 1e31
+    t, cpu = _cpu(lambda: renyi.dpsgd.steps(2, 5e-324, 1e-16, 5e-324))
+    assert int(t) <= 1 and cpu < 5.0  # two steps are ≈ 1e32-DP at this δ
+
+
+def test_noise_multiplier_at_a_subnormal_delta_declines_the_grid_quickly():
+    """`dpsgd.noise_multiplier(0.5, 5e-324, 5e-324, steps=7)` took 114 s of CPU: every PLD
+    evaluation of its bisection built grids of 2·10⁶ points at δ = 5e-324, where the
+    transform's round-off margins (relative to δ) do not hold. The PLD route now declines δ
+    below the smallest normal double before building a grid; the RDP answer meets the target."""
+    s, cpu = _cpu(lambda: renyi.dpsgd.noise_multiplier(0.5, 5e-324, 5e-324, steps=7))
+    assert cpu < 5.0
+    assert float(renyi.dpsgd.epsilon(float(s), 5e-324, steps=7, delta=5e-324, method="rdp")) <= 0.5
+    with pytest.raises(ConversionError, match="smallest normal double"):
+        renyi.routes.route("pld").epsilon(renyi.routes.items([(renyi.PoissonSubsampled(renyi.Gaussian(0.03),
+                                                                                          5e-324), 7)]), 5e-324)
+
+
+def test_subsampled_laplace_add_pair_support_is_its_own():
+    """The add pair of a subsampled Laplace put its loss in [−0.01, 0] (−log(1 − q), the bound
+    for an unbounded base) where it is within 1e-6: δ(0.001) of 7 518 steps of Laplace(9893)
+    at q = 0.01 built grids of 2.7·10⁶ points a step (> 5 s of CPU per question)."""
+    from renyi.accounting.pld._profiles import pairs_for
+
+    m = renyi.PoissonSubsampled(renyi.Laplace(9893.0), 0.01)
+    for prof in pairs_for(m):
+        for p in (prof, prof.dual()):
+            s = p.sup_loss()
+            assert s < 2e-6
+            # the bound is the ess sup: δ vanishes just above it and not below
+            assert p.log_delta(np.array([s * (1 + 1e-9) + 1e-300]))[0] == -np.inf
+            assert p.log_delta(np.array([s * (1 - 1e-3)]))[0] > -np.inf
+    c, cpu = _cpu(lambda: renyi.routes.best_delta((m, 7518), 0.001))
+    assert cpu < 5.0 and c.method == "pld"
+    assert 8e-36 <= c.lower <= c.value <= 1.19e-35
+
+
+@pytest.mark.parametrize("args", [(1e300, 0.5, 1 - 1e-16, 7), (1e300, 1e-9, 1 - 1e-16, 1000)])
+def test_noise_multiplier_at_a_huge_target_stops_at_the_floor(args):
+    """ε = 1e300: the RDP solver stops at σ = 2⁻¹² (the target is met there), but the PLD
+    refinement then walked σ toward 0 by factors of e (≈ 1e-150 meets ε = 1e300), 40 PLD
+    evaluations (> 5 s of CPU). It now stops at the same floor; the answer meets the target."""
+    eps, delta, q, t = args
+    s, cpu = _cpu(lambda: renyi.dpsgd.noise_multiplier(eps, delta, q, steps=t))
+    assert float(s) == 2.0**-12 and s.achieved <= eps and cpu < 5.0
+    assert float(renyi.dpsgd.epsilon(float(s), q, steps=t, delta=delta)) <= eps
+
+
+def test_a_run_that_rarely_samples_the_example_is_zero_dp_at_that_delta():
+    """σ = 1e-16 at q = 5e-324 over 2·10⁴ steps at δ = 1e-9: 5 s of CPU in the PLD grid for
+    ε = 1e36, where the example is in some batch with probability p ≈ 1e-319 ≤ δ, so ε = 0
+    (outside that event the outputs have the same law). Below p the answer is not 0."""
+    e, cpu = _cpu(lambda: renyi.dpsgd.epsilon(1e-16, 5e-324, steps=20000, delta=1e-9))
+    assert float(e) == 0.0 and cpu < 5.0
+    e, _ = _cpu(lambda: renyi.dpsgd.epsilon(1e-16, 5e-324, steps=20000, delta=1e-9, method="pld"))
+    assert float(e) == 0.0
+    # p = 1 − (1 − 1e-3)^10 ≈ 0.00996; with σ = 0.1 a sampled step is almost surely
+    # distinguishable: at δ = p/2 the ε is far from 0 (PLD bracket [42.14, 42.15]), at δ ≥ p it is 0
+    from renyi.sampling.subsampling import PoissonSubsampledReplaceOne
+
+    p = -math.expm1(10 * math.log1p(-1e-3))
+    m = renyi.PoissonSubsampled(renyi.Gaussian(0.1), 1e-3)
+    assert m.compose(10).epsilon(p * (1 + 1e-9)) == 0.0
+    assert m.compose(10).epsilon(p / 2) > 40.0
+    assert renyi.pld.epsilon_bounds([(m, 10)], p / 2)[0] > 40.0
+    r1 = PoissonSubsampledReplaceOne(renyi.Gaussian(0.1), 1e-3)
+    assert renyi.pld.epsilon_bounds([(r1, 10)], p * (1 + 1e-9)) == (0.0, 0.0)
+    assert renyi.pld.epsilon_bounds([(r1, 10)], p / 2)[0] > 40.0

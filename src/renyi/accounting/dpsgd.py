@@ -358,19 +358,23 @@ _CLT_METHOD = ("CLT: Berry–Esseen on the composed loss of a discretised domina
 _NUMERIC_METHODS = (_PLD_METHOD, _CLT_METHOD)
 
 
+#: :data:`renyi.accounting._clt.MIN_STEPS` and ``WIDE_STEPS``, here so that a call with fewer
+#: steps does not import that module (scipy.special and mpmath); a test keeps them equal.
+_CLT_MIN_STEPS = 2**24
+_CLT_WIDE_STEPS = 2**14
+
+
 def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
-                method: str | None) -> tuple[float, float] | None:
-    """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (≥ 2²⁴ steps; in the
-    default minimum only), or None where it does not apply."""
-    if method is not None:
+                method: str | None, min_steps: int = _CLT_MIN_STEPS) -> tuple[float, float] | None:
+    """(lower, upper) of ε at δ = x or of δ at ε = x on the CLT route (from ``min_steps``
+    steps; in the default minimum only), or None where it does not apply."""
+    if method is not None or t < min_steps or not 0.0 < q < 1.0:
         return None
     from renyi.accounting import _clt
 
-    if t < _clt.MIN_STEPS or not 0.0 < q < 1.0:
-        return None
     fn = _clt.epsilon_bounds if which == "epsilon" else _clt.delta_bounds
     try:
-        lo, hi = fn([(step_mechanism(sigma, q), t)], x)
+        lo, hi = fn([(step_mechanism(sigma, q), t)], x, min_steps=min_steps)
     except ConversionError:
         return None
     return float(lo), float(hi)
@@ -378,31 +382,41 @@ def _clt_bounds(q: float, sigma: float, t: int, x: float, which: str,
 
 def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
               engine: Any = False) -> Answer:
-    """The smallest ε upper bound over the routes ``method`` allows, with the PLD lower bound."""
+    """The smallest ε upper bound over the routes ``method`` allows, with the best lower bound
+    (PLD's or the CLT route's)."""
     if engine is False:
         engine = _pld_engine(method)
     best: Answer | None = None
+    lowers: list[float] = []
+
+    def take(bounds: tuple[float, float], how: str) -> None:
+        nonlocal best
+        lowers.append(bounds[0])
+        if best is None or bounds[1] < best:
+            best = Answer(bounds[1], how, "upper bound on ε")
+
     if method in (None, "rdp"):
         e, a = _eps_rdp(q, sigma, t, dlt)
         best = Answer(e, _RDP_METHOD, "upper bound on ε", witness=a)
     c = _clt_bounds(q, sigma, t, dlt, "epsilon", method)
     if c is not None:
-        lo, hi = c
-        if best is None or hi < best:
-            best = Answer(hi, _CLT_METHOD, "upper bound on ε", lower=lo)
-        if hi - lo <= 1e-3 * hi:
-            # certified within 0.1 %: the PLD grid (which cannot resolve ≥ 2²⁴ small-rate
-            # steps and would warn) is not asked
-            assert best is not None
-            return Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
-    b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
-    if b is not None:
-        lo, hi = b
-        if best is None or hi < best:
-            best = Answer(hi, _PLD_METHOD, "upper bound on ε", lower=lo)
-        else:
-            best = Answer(float(best), best.method, best.bound, witness=best.witness, lower=min(lo, float(best)))
+        take(c, _CLT_METHOD)
+    if c is None or c[1] - c[0] > 1e-3 * c[1]:
+        # (a CLT bracket within 0.1 %: the PLD grid, which cannot resolve ≥ 2²⁴ small-rate
+        # steps and would warn, is not asked)
+        b = _pld_bounds(engine, q, sigma, t, dlt, "epsilon", method)
+        if b is not None:
+            take(b, _PLD_METHOD)
+        if c is None and (b is None or b[1] - b[0] > 0.01 * b[1]):
+            # the PLD bracket is wide (or unresolved): the CLT route from fewer steps, so that
+            # ε does not drop at its threshold where the PLD grid is not tight
+            c = _clt_bounds(q, sigma, t, dlt, "epsilon", method, _CLT_WIDE_STEPS)
+            if c is not None:
+                take(c, _CLT_METHOD)
     assert best is not None
+    if lowers:
+        return Answer(float(best), best.method, best.bound, witness=best.witness,
+                      lower=min(max(lowers), float(best)))
     return best
 
 
@@ -683,6 +697,11 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
     b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
     if b is not None and (best is None or b[1] < best):
         best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])
+    if c is None and (b is None or b[1] - b[0] > 0.05 * b[1]):
+        # a wide PLD bracket: the CLT route from fewer steps (as in :func:`epsilon`)
+        c = _clt_bounds(s.sample_rate, sigma, s.steps, eps, "delta", method, _CLT_WIDE_STEPS)
+        if c is not None and (best is None or c[1] < best):
+            best = Answer(min(1.0, c[1]), _CLT_METHOD, "upper bound on δ", lower=c[0])
     assert best is not None
     return best
 
@@ -696,7 +715,7 @@ def _check_targets(target_epsilon: Any, target_delta: Any) -> tuple[float, float
 
 
 def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: float, toward: float,
-                integer: bool, rtol: float = 1e-4, rdp: Any = None) -> float:
+                integer: bool, rtol: float = 1e-4, rdp: Any = None, floor: float = 0.0) -> float:
     """Move a parameter that meets the target on the tighter route toward less privacy.
 
     ``meets(x)`` is the verified criterion (the tightest ε ≤ target) and records its answer in
@@ -707,7 +726,8 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
     the discretisation of the PLD bound, so a few evaluations suffice where bisection needs a
     dozen. Only verified points are returned: the result meets the target and lies within
     ``rtol`` (relative; integers: 1) of the boundary, or its ε within ``rtol/2`` of the target.
-    ``rdp(x)``, the RDP route's ε (milliseconds), gives the first slope.
+    ``rdp(x)``, the RDP route's ε (milliseconds), gives the first slope. ``floor``: the
+    smallest x tried (σ: :data:`~renyi.sampling._subsampled_dpsgd.SIGMA_FLOOR`, as the RDP solver).
     """
     lt = math.log(target)
 
@@ -717,7 +737,7 @@ def _pld_refine(meets: Any, seen: dict[float, Answer], target: float, x_safe: fl
             x = float(max(1, math.floor(x) if toward > 0 else math.ceil(x)))
         elif toward > 0:
             x = min(x, 1.0)  # rates
-        return x
+        return max(x, floor)
 
     def f(x: float) -> float:
         meets(x)
@@ -853,9 +873,9 @@ def noise_multiplier(target_epsilon: Any, target_delta: Any, sample_rate: Any = 
         if method == "pld":
             while not meets(sigma):  # the PLD bound may exceed RDP's where RDP is tight
                 sigma *= 1.05
-            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of, floor=sg.SIGMA_FLOOR)
         elif meets(sigma) and seen[sigma].method in _NUMERIC_METHODS:
-            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of)
+            sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, rdp=rdp_of, floor=sg.SIGMA_FLOOR)
     achieved = seen[sigma] if sigma in seen else _eps_best(q, sigma, t, dlt, method, engine)
     return Answer(sigma, achieved.method, "σ at or above the smallest that meets the target", achieved=float(achieved))
 
@@ -1051,7 +1071,7 @@ def _sigma_group(eps: float, dlt: float, q: float, t: int, k: int, method: str |
         raise DomainError(f"no noise multiplier up to {sigma:.3g} meets ε = {eps:g}", name="target_epsilon",
                           value=eps)
     if sigma > base:
-        sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False)
+        sigma = _pld_refine(meets, seen, eps, sigma, -1.0, False, floor=sg.SIGMA_FLOOR)
     a = seen[sigma]
     return Answer(sigma, a.method, "σ at or above the smallest that meets the target", achieved=float(a))
 

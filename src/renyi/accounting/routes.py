@@ -357,14 +357,17 @@ _CLT_DETAIL = ("central limit with Berry–Esseen (Shevtsova 2010, C = 0.56) on 
 #: is turned away without importing it (its import loads scipy.special and mpmath: a third of
 #: the fixed cost of a ``renyi release``, which asks every route)
 _CLT_MIN_STEPS = 2**24
+#: :data:`renyi.accounting._clt.WIDE_STEPS`: from here the minimum also asks the CLT route when
+#: the PLD bracket is wider than 1 % (ε would otherwise drop at 2²⁴ steps where PLD is not tight)
+_CLT_WIDE_STEPS = 2**14
 
 
-def _clt_module(it: Items) -> Any:
-    if len(it.items) != 1:
-        raise ConversionError("the CLT route covers one Poisson-subsampled Gaussian composed many times")
-    steps = int(it.items[0][1])
-    if steps < _CLT_MIN_STEPS:
-        raise ConversionError(f"the CLT route needs at least {_CLT_MIN_STEPS} steps (Berry–Esseen); got {steps}")
+def _clt_module(it: Items, min_steps: int = _CLT_MIN_STEPS) -> Any:
+    if len(it.items) > 8:
+        raise ConversionError("the CLT route covers 1 to 8 distinct Poisson-subsampled Gaussians")
+    steps = sum(int(k) for _, k in it.items)
+    if steps < min_steps:
+        raise ConversionError(f"the CLT route needs at least {min_steps} steps (Berry–Esseen); got {steps}")
     from renyi.accounting import _clt
 
     return _clt
@@ -619,6 +622,9 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
             break  # the true value (or 0): no valid bound is smaller
         if stop_at_exact and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
             break  # a certified bracket within 0.1 % (δ: 1 %): no valid bound is below its lower end
+    else:
+        if stop_at_exact:
+            _clt_where_pld_is_wide(it, x, which, out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
 
@@ -668,8 +674,34 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
             break  # the true value (or 0): no valid bound is smaller
         if r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP["epsilon"] * c.value:
             break  # as in _table: a certified bracket within 0.1 %
+    else:
+        _clt_where_pld_is_wide(it, delta, "epsilon", out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
+
+
+def _clt_where_pld_is_wide(it: Items, x: float, which: str, out: list[RouteResult]) -> None:
+    """Between 2¹⁴ and 2²⁴ steps of Poisson-subsampled Gaussians (in all), ask the CLT route when the
+    PLD bracket is wider than 1 % (5 % in δ) or absent: replaces its "too few steps" entry."""
+    at = {res.route.name: i for i, res in enumerate(out)}
+    if "clt" not in at or out[at["clt"]].conversion is not None or len(it.items) > 8:
+        return
+    if not _CLT_WIDE_STEPS <= sum(int(k) for _, k in it.items) < _CLT_MIN_STEPS:
+        return
+    p = out[at["pld"]].conversion if "pld" in at else None
+    width = 0.01 if which == "epsilon" else 0.05
+    if p is not None and p.lower is not None and p.value - p.lower <= width * p.value:
+        return
+    from renyi.accounting import _clt
+
+    try:
+        if which == "epsilon":
+            lower, upper = _clt.epsilon_bounds(list(it.items), x, min_steps=_CLT_WIDE_STEPS)
+        else:
+            lower, upper = _clt.delta_bounds(list(it.items), x, min_steps=_CLT_WIDE_STEPS)
+    except ConversionError:
+        return
+    out[at["clt"]] = RouteResult(CLT, Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL))
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:
@@ -830,7 +862,8 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
 
     rates = [PROBABILITY.check("fpr", f) for f in fprs]
     it = items(obj)
-    if method == "pld" or (method is None and not _exact_applies(it)):
+    clt = method is None and _clt_applies(it)
+    if method == "pld" or (method is None and not _exact_applies(it) and not clt):
         curve = _pld_curve(it, rates)
         if curve is not None:
             return tuple(_with_cheap_routes(it, rates, curve) if method is None else _pld_rows(curve))
@@ -908,7 +941,7 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
             t = tpr(a, eps_best, min(1.0, c.value))
             if t < value:
                 value, name = t, c.method
-        if method is None:
+        if method is None and not clt:  # (the PLD grid cannot resolve what the CLT route covers)
             try:
                 t = tpr(a, eps_best, min(1.0, PLD.delta(it, eps_best).value))
             except ConversionError:
@@ -918,6 +951,17 @@ def tpr_bounds(obj: Any, fprs: Sequence[float] = DEFAULT_FPRS, method: str | Non
         out.append(Conversion(value, eps_best, name,
                               detail="TPR ≤ min over ε of e^ε·FPR + δ(ε) (KOV15 Thm 2.1; DRS19 Prop. 2.12)"))
     return tuple(out)
+
+
+def _clt_applies(it: Items) -> bool:
+    """True when the CLT route covers the composition (≥ 2²⁴ steps of one subsampled Gaussian):
+    no PLD grid resolves it (its trade-off curve would be the RDP fallback's), so the search
+    below runs on the cheap routes, the CLT route's δ(ε) among them."""
+    try:
+        _clt_module(it).applies(list(it.items))
+    except ConversionError:
+        return False
+    return True
 
 
 def _exact_applies(it: Items) -> bool:

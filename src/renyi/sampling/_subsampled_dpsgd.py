@@ -524,6 +524,12 @@ def _nudge(ok: Callable[[float], bool], x: float, direction: float, limit: float
     return limit
 
 
+#: The smallest noise multiplier the σ solvers return (2⁻¹²): where even it meets the target,
+#: it is the answer ("σ at or above the smallest that meets the target"), not a search toward 0
+#: (at ε = 1e300 the smallest σ is ≈ 1e-150, and the PLD refinement spent 40 evaluations on it).
+SIGMA_FLOOR = 2.0**-12
+
+
 def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float,
                 check: Callable[[float], bool] | None = None) -> float:
     """Smallest noise multiplier σ with DP-SGD ε ≤ ``epsilon`` at ``delta`` (safe side).
@@ -581,7 +587,7 @@ def dpsgd_sigma(q: float, steps: int, epsilon: float, delta: float,
         lo = 0.25
         while eps_of(lo, False)[0] <= epsilon:
             hi, lo = lo, lo / 4.0
-            if lo < 1e-4:
+            if hi <= SIGMA_FLOOR:
                 return _nudge(ok, hi, +1.0, 1e12)
     sigma = _calibrate(eps_of, lambda s, a: _eps_at(q, s, steps, ld, a), epsilon, hi, lo)
     return _nudge(ok, sigma, +1.0, 1e12)

@@ -205,6 +205,26 @@ class AtomProfile(Profile):
         return AtomProfile.from_outcomes(mix, q0) if remove else AtomProfile.from_outcomes(q0, mix)
 
 
+def _log1p_ratio(e: np.ndarray, q: float) -> np.ndarray:
+    """log(1 + (e^ε − 1)/q) for ε > log(1 − q), without overflow.
+
+    (e^ε − 1)/q overflows for a tiny q (q = 5e-324 at ε ≳ 1e-16): the inf sent the base
+    profile to δ = 0, so the remove pair lost the mass q·δ_base of every step (a PLD ε of 1e-7
+    where the truth is ≈ 1e32; issue #26). Where the ratio is finite log1p is used as before;
+    elsewhere log(1 + x) = log x + log1p(1/x) with log x = log(e^ε − 1) − log q in logs.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = np.expm1(e) / q
+        out = np.log1p(ratio)
+        big = ~np.isfinite(ratio) & (e > 0.0)
+        if big.any():
+            eb = e[big]
+            # log(e^ε − 1) = ε + log(1 − e^{−ε}), exact in logs for every ε > 0
+            lx = eb + np.asarray(log1mexp(-eb), dtype=np.float64) - math.log(q)
+            out[big] = lx + np.log1p(np.exp(-lx))
+    return np.asarray(out, dtype=np.float64)
+
+
 @dataclass(frozen=True, eq=False)
 class PoissonProfile(Profile):
     """The remove (or add) pair of the Poisson-subsampled base pair, rate q ∈ (0, 1)."""
@@ -223,8 +243,7 @@ class PoissonProfile(Profile):
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[low] = _log1mexp(eps[low])
                 e = eps[~low]
-                inner = np.log1p(np.expm1(e) / q)
-                out[~low] = math.log(q) + self.base.log_delta(inner)
+                out[~low] = math.log(q) + self.base.log_delta(_log1p_ratio(e, q))
             return out
         hi = eps >= -l1q
         e = eps[~hi]
@@ -241,6 +260,14 @@ class PoissonProfile(Profile):
         if self.remove:
             s = self.base.sup_loss()
             return math.log1p(self.q * math.expm1(s)) if math.isfinite(s) else math.inf
+        # The add pair's loss is −log(1 − q + q·e^L), L = log p₀/q₀ under Q₀: largest at the
+        # smallest L, which is −(ess sup of the reversed base pair's loss), or −∞ where Q₀ has
+        # mass that P₀ has not. −log(1 − q) alone is 10⁴× too wide for a subsampled Laplace of
+        # scale 10⁴ (its support set the grid: 1.3 million points a step; issue #26).
+        d = self.base.dual()
+        s = d.sup_loss()
+        if math.isfinite(s) and not float(getattr(d, "inf_mass", 0.0)) > 0.0:
+            return -math.log1p(self.q * math.expm1(-s))
         return -math.log1p(-self.q)
 
     @property

@@ -30,6 +30,7 @@ References:
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -123,8 +124,15 @@ def _pairs(m: Any) -> tuple[Profile, Profile]:
 
 
 def _directions(items: list[tuple[Any, int]]) -> list[list[tuple[Profile, int]]]:
-    from renyi.accounting.pld._allocation import expand
+    from renyi.accounting.pld._allocation import expand, single_epoch_pairs
 
+    ex = expand(items)
+    if len(ex) == 1 and ex[0][1] == 1:
+        # one epoch of random allocation on its own: coarser lattices first (refined on demand
+        # in _solve_direction)
+        one = single_epoch_pairs(ex[0][0])
+        if one is not None:
+            return [[(one[0], 1)], [(one[1], 1)]]
     rem: list[tuple[Profile, int]] = []
     add: list[tuple[Profile, int]] = []
     sym = True
@@ -501,6 +509,10 @@ def _saddle_lam(ds: list[tuple[Step, int]], log_delta: float, lam0: float) -> tu
     return (lam, k1) if math.isfinite(k1) else None
 
 
+#: log of the smallest normal double: ε-questions at a δ below it are not answered by the grid.
+_LOG_NORMAL_MIN = math.log(sys.float_info.min)
+
+
 def _quantise_tail(log_tail: float) -> float:
     """The tail mass left outside a step's grid, rounded down to a multiple of 4 in log: a
     smaller tail only widens the grid, and nearby questions (an accountant asked every 100
@@ -519,20 +531,30 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
     """
     if width is None:
         width = TARGET_WIDTH
-    from renyi.accounting.pld._allocation import AllocationProfile
+    from renyi.accounting.pld._allocation import SINGLE_WIDTH, AllocationProfile
 
     if len(profiles) == 1 and profiles[0][1] == 1 and isinstance(profiles[0][0], AllocationProfile):
         # one epoch of random allocation: both pairs are finite and their profiles exact, so
         # each end is read off its own pair (no grid: tighter and faster)
         alloc = profiles[0][0]
-        hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
-        if hi <= below:
-            return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
-        lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
-        return min(lo, hi), hi
+        while True:
+            hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+            if hi <= below:
+                return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
+            lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
+            if alloc.refine is None or hi - lo <= SINGLE_WIDTH * abs(hi):
+                return min(lo, hi), hi
+            alloc = alloc.refine()  # a coarser lattice's bracket was too wide: the full one
     single = _closed_form(profiles)
     if single is not None:
         return _invert_profile(single, log_delta=log_delta, eps=eps)
+    if log_delta is not None and log_delta < _LOG_NORMAL_MIN:
+        # The transform reads δ off linear sums (target δ minus the +∞ mass, masses tilted
+        # back) whose round-off margins are relative to δ; below the smallest normal double a
+        # δ has fewer than 53 significant bits (5e-324 has one), so they do not hold. Declined
+        # before any grid is built (it cost minutes of CPU at δ = 5e-324; issue #26).
+        raise _Unresolved(f"δ below the smallest normal double ({sys.float_info.min:.3g}) has too few significant "
+                          "bits for the transform's round-off margins")
     total = sum(c for _, c in profiles)
     tail_ref = log_delta if log_delta is not None else -80.0
     log_tail = _quantise_tail(tail_ref - math.log(total) - 14.0)
@@ -1093,6 +1115,23 @@ def _roundoff_floor(items: list[tuple[Any, int]]) -> float:
     return roundoff_floor(items)
 
 
+def _used_probability(items: list[tuple[Any, int]]) -> float | None:
+    """P(the example is in at least one step's sample) = 1 − Π(1 − qᵢ)^{cᵢ}, rounded up, for a
+    composition of Poisson-subsampled steps only (None otherwise)."""
+    from renyi.sampling.subsampling import PoissonSubsampled, PoissonSubsampledReplaceOne
+
+    log_none = 0.0
+    for m, c in items:
+        if type(m) not in (PoissonSubsampled, PoissonSubsampledReplaceOne):
+            return None
+        q = float(m.rate)
+        if q >= 1.0:
+            return 1.0
+        log_none += c * math.log1p(-q)
+    # log1p, the product and expm1 each err by an ulp or so: a relative 1e-12 covers them
+    return min(1.0, -math.expm1(log_none) * (1.0 + 1e-12))
+
+
 def _floor_reason(what: str, x: float, floor: float) -> str:
     return (f"does not answer at {what} = {x:g} for random allocation: below {floor:.3g} (1e-12 per "
             "allocation epoch) the floating-point error of its lattice laws is not bounded")
@@ -1163,6 +1202,14 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
             raise ConversionError(f"PLD {why}")
         warnings.warn(f"PLD {why}; using the RDP route", RenyiNumericalWarning, stacklevel=2)
         return Bounds(0.0, _rdp_epsilon(its, d), "the RDP route: " + why)
+    p_used = _used_probability(its)
+    if p_used is not None and p_used <= d:
+        # With probability 1 − p_used the example is in no step's sample and the output has the
+        # same law with or without it (or with its replacement): P = (1 − p)R + pA against
+        # Q = (1 − p)R + pB (Q = R for add/remove), so δ(0) ≤ p in both directions and ε(δ) = 0
+        # for δ ≥ p. Exact, and no grid: σ = 1e-16 at q = 5e-324 over 2·10⁴ steps at δ = 1e-9
+        # took 5 s for ε = 1e36 (issue #26).
+        return Bounds(0.0, 0.0, "")
     dirs = _directions(its)
     for prof in dirs:
         p_inf = _inf_mass_of(prof)

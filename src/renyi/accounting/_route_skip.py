@@ -62,6 +62,7 @@ class SkipBounds:
         self._eps_cache: dict[tuple[int, float], float] = {}
         self._s_cache: dict[int, np.ndarray] = {}
         self._pos: bool | None = None
+        self._cert: dict[int, float] = {}
 
     # ------------------------------------------------------------------ entry points
     def positive(self) -> bool:
@@ -88,7 +89,12 @@ class SkipBounds:
             mix, t = self.parts[0]
             c = float(t) if name == "basic" else min(float(t), math.sqrt(2.0 * t * math.log(1.0 / self.delta)))
             need = target / c
+            known = self._cert.get(t, -math.inf)  # an e already certified: ε(δ/t) ≥ e
+            if need <= known:
+                return target
             ok = float(mix.log_delta_remove_lower(np.array([need]))[0]) > math.log(self.delta / t) + _LOG_MARGIN
+            if ok:
+                self._cert[t] = max(known, need)
             return target if ok else -math.inf
         if name == "basic":
             return self._basic_lower()
@@ -142,7 +148,9 @@ class SkipBounds:
         n_top = min(mix.max_order() for mix, _ in self.parts)
         if n_top < 3:
             return -math.inf
-        blocks = [b for b in (16, 32, 64, 128, 256) if b < n_top] + [n_top]
+        # k = 1 everywhere: the closed form costs little even at 64 orders
+        first_block = 64 if all(mix.k == 1 for mix, _ in self.parts) else 16
+        blocks = [b for b in (16, 32, 64, 128, 256) if first_block <= b < n_top] + [n_top]
         for n_max in blocks:
             s = self._s(n_max)  # index m ↔ order n = m + 2
             n = np.arange(2, n_max + 1, dtype=np.float64)

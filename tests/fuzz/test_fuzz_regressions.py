@@ -605,3 +605,10 @@ def test_a_run_that_rarely_samples_the_example_is_zero_dp_at_that_delta():
     r1 = PoissonSubsampledReplaceOne(renyi.Gaussian(0.1), 1e-3)
     assert renyi.pld.epsilon_bounds([(r1, 10)], p * (1 + 1e-9)) == (0.0, 0.0)
     assert renyi.pld.epsilon_bounds([(r1, 10)], p / 2)[0] > 40.0
+
+
+def test_dpsgd_epsilon_stops_at_a_bound_of_zero():
+    """σ = 0.5, q = 1e-5, 2·10⁴ steps at δ = 0.1: the RDP route gives ε = 0 (no valid bound is
+    smaller), yet the PLD grid was built for the same 0: 22 s of CPU."""
+    e, cpu = _cpu(lambda: renyi.dpsgd.epsilon(0.5, 1e-5, steps=20000, delta=0.1))
+    assert float(e) == 0.0 and e.lower == 0.0 and cpu < 5.0

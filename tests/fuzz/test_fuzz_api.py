@@ -242,7 +242,7 @@ def test_fuzz_compose(examples):
         flat = [(it[0], it[1][0]) if isinstance(it, tuple) else it for it in items]
         g = call(f"compose{tuple(flat)!r}", renyi.compose, *flat, valid=None if ok else ok, check=guarantee_ok)
         if g is not None:
-            call(f"compose(...).epsilon({delta!r})", g.epsilon, delta, valid=d_ok, check=eps_ok)
+            call(f"compose{tuple(flat)!r}.epsilon({delta!r})", g.epsilon, delta, valid=d_ok, check=eps_ok)
 
     run(st.tuples(st.lists(item, min_size=0, max_size=4), arg("prob_open")), body, examples)
 

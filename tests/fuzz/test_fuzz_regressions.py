@@ -605,3 +605,23 @@ def test_a_run_that_rarely_samples_the_example_is_zero_dp_at_that_delta():
     r1 = PoissonSubsampledReplaceOne(renyi.Gaussian(0.1), 1e-3)
     assert renyi.pld.epsilon_bounds([(r1, 10)], p * (1 + 1e-9)) == (0.0, 0.0)
     assert renyi.pld.epsilon_bounds([(r1, 10)], p / 2)[0] > 40.0
+
+
+def test_dpsgd_epsilon_stops_at_a_bound_of_zero():
+    """σ = 0.5, q = 1e-5, 2·10⁴ steps at δ = 0.1: the RDP route gives ε = 0 (no valid bound is
+    smaller), yet the PLD grid was built for the same 0: 22 s of CPU."""
+    e, cpu = _cpu(lambda: renyi.dpsgd.epsilon(0.5, 1e-5, steps=20000, delta=0.1))
+    assert float(e) == 0.0 and e.lower == 0.0 and cpu < 5.0
+
+
+def test_delta_of_a_run_that_almost_never_samples_the_example_is_that_probability():
+    """`dpsgd.delta(0.5, 5e-324, steps=2, epsilon=0)` built PLD grids for > 5 s of CPU: δ(ε) ≤
+    P(the example is ever sampled) = 1 − (1 − q)² ≈ 1e-323, below the smallest normal double,
+    where no finer answer has a significant bit more. The answer is that probability (an ulp up)."""
+    for method in (None, "pld"):
+        d, cpu = _cpu(lambda: renyi.dpsgd.delta(0.5, 5e-324, steps=2, epsilon=0.0, method=method))
+        assert 2 * 5e-324 <= float(d) <= 4 * 5e-324 and cpu < 5.0
+    # and in the normal range the engine still answers (a finer δ than that probability)
+    m = renyi.PoissonSubsampled(renyi.Gaussian(0.5), 1e-3)
+    lo, hi = renyi.pld.delta_bounds([(m, 10)], 0.0)
+    assert 0.0 < lo <= hi < -math.expm1(10 * math.log1p(-1e-3))

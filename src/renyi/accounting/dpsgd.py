@@ -401,6 +401,10 @@ def _eps_best(q: float, sigma: float, t: int, dlt: float, method: str | None,
     c = _clt_bounds(q, sigma, t, dlt, "epsilon", method)
     if c is not None:
         take(c, _CLT_METHOD)
+    if best is not None and float(best) == 0.0:
+        # a bound of 0 already: no valid bound is smaller, and the PLD grid is not built (σ = 0.5,
+        # q = 1e-5, 2·10⁴ steps at δ = 0.1: 22 s of CPU for the same 0; issue #26)
+        return Answer(0.0, best.method, best.bound, witness=best.witness, lower=0.0)
     if c is None or c[1] - c[0] > 1e-3 * c[1]:
         # (a CLT bracket within 0.1 %: the PLD grid, which cannot resolve ≥ 2²⁴ small-rate
         # steps and would warn, is not asked)
@@ -694,6 +698,8 @@ def delta(noise_multiplier: Any, sample_rate: Any = None, *, steps: Any = None, 
     if c is not None and c[1] - c[0] <= 1e-2 * c[1]:  # δ within 1 % (ε within ~0.05 %)
         assert best is not None
         return best
+    if best is not None and float(best) == 0.0:
+        return best  # δ = 0 already: no valid bound is smaller (the PLD grid is not built)
     b = _pld_bounds(_pld_engine(method), s.sample_rate, sigma, s.steps, eps, "delta", method)
     if b is not None and (best is None or b[1] < best):
         best = Answer(min(1.0, b[1]), _PLD_METHOD, "upper bound on δ", lower=b[0])

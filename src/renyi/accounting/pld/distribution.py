@@ -1128,8 +1128,9 @@ def _used_probability(items: list[tuple[Any, int]]) -> float | None:
         if q >= 1.0:
             return 1.0
         log_none += c * math.log1p(-q)
-    # log1p, the product and expm1 each err by an ulp or so: a relative 1e-12 covers them
-    return min(1.0, -math.expm1(log_none) * (1.0 + 1e-12))
+    # log1p, the product and expm1 each err by an ulp or so: a relative 1e-12 covers them, and
+    # one more ulp up covers the subnormal range (where the relative margin rounds away)
+    return min(1.0, math.nextafter(-math.expm1(log_none) * (1.0 + 1e-12), 1.0))
 
 
 def _floor_reason(what: str, x: float, floor: float) -> str:
@@ -1290,6 +1291,12 @@ def delta_bounds(items: Sequence[tuple[object, int]], epsilon: float, *,
     hit = _answer_cached(("delta", key, e))
     if hit is not None:
         return hit
+    p_used = _used_probability(its)
+    if p_used is not None and p_used < sys.float_info.min:
+        # δ(ε) ≤ δ(0) ≤ P(the example is ever sampled) (see epsilon_bracket): below the smallest
+        # normal double no finer answer has a significant bit more (q = 5e-324 over two steps
+        # built grids for > 5 s of CPU; issue #26)
+        return 0.0, p_used
     dirs = _directions(its)
     lows: list[float] = []
     ups: list[float] = []

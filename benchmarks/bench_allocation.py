@@ -1,6 +1,7 @@
 """Random allocation: renyi's PLD route beside PLD_accounting 2.0, Poisson sampling and shuffling.
 
 Run:  PYTHONPATH=src python benchmarks/bench_allocation.py [--quick] [--peer-timeout S]
+      PYTHONPATH=src python benchmarks/bench_allocation.py --sigma 0.5,1   (table 1, those σ only)
       PYTHONPATH=src python benchmarks/bench_allocation.py --bases | --fft-bound
       PYTHONPATH=src python benchmarks/bench_allocation.py --plot docs/img/samplers.png
 
@@ -41,7 +42,7 @@ import time
 
 DELTA = 1e-5
 CASES = [(1.0, 10), (1.0, 100), (2.0, 100), (0.8, 1000), (1.0, 1000), (2.0, 1000), (1.0, 10_000),
-         (0.5, 100), (0.5, 1000)]
+         (0.5, 10), (0.5, 100), (0.5, 1000)]
 QUICK = [(1.0, 100), (1.0, 1000), (1.0, 10_000)]
 
 
@@ -278,6 +279,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="three cases only")
     ap.add_argument("--no-peer", action="store_true", help="skip PLD_accounting")
     ap.add_argument("--peer-timeout", type=float, default=600.0)
+    ap.add_argument("--sigma", metavar="S,S", help="table 1 only, its CASES with these σ (e.g. 0.5,1)")
     ap.add_argument("--grid", action="store_true", help="the tightness grid only (table 3)")
     ap.add_argument("--plot", metavar="PNG", help="draw ε against epochs (table 2) to this file")
     ap.add_argument("--bases", action="store_true", help="non-Gaussian bases only (table 4)")
@@ -295,6 +297,10 @@ def main() -> None:
         return
     if args.grid:
         table3()
+        return
+    if args.sigma:
+        keep = {float(x) for x in args.sigma.split(",")}
+        table1([c for c in CASES if c[0] in keep], args.peer_timeout, not args.no_peer)
         return
     table1(QUICK if args.quick else CASES, args.peer_timeout, not args.no_peer)
     table2(epochs)

@@ -502,3 +502,54 @@ def test_one_epoch_starts_on_coarser_lattices_and_refines_when_too_wide(monkeypa
     # compositions never use the coarser pairs
     assert all(not isinstance(d[0][0], A.AllocationProfile) or d[0][0].refine is None
                for d in _directions([(m, 2)]))
+
+
+def test_first_stage_lattice_brackets_the_oracle() -> None:
+    """One epoch on its own starts on FIRST_POINTS (2¹⁴) lattices (σ = 0.5: 6–15× faster than
+    2¹⁸, issue #23 speed target): at σ = 0.5, t = 2 both pairs on that lattice bracket the
+    mpmath oracle in both directions (valid on any lattice, only wider)."""
+    import numpy as np
+
+    from renyi.accounting.pld import _allocation as A
+
+    mu = 2.0
+    rem, add = A.allocation_profiles(mu, 2, A.FIRST_POINTS)
+    for prof, remove in ((rem, True), (add, False)):
+        for eps in (0.3, 2.0, 5.0, 8.0):
+            truth = _oracle_two_steps(mu, eps, remove)
+            low = float(np.exp(prof.single_lower.log_delta(np.array([eps]))[0]))
+            up = float(np.exp(prof.upper.log_delta(np.array([eps]))[0]))
+            assert low <= truth * (1 + 1e-9) + 1e-300, (eps, remove, low, truth)
+            assert up >= truth * (1 - 1e-9), (eps, remove, up, truth)
+
+
+def test_one_epoch_refines_through_every_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stages FIRST_POINTS < SINGLE_POINTS < full: a bracket too wide at every stage ends on
+    the full lattices (the same answer as the full pairs), and a stage at or above the full
+    lattice's size is skipped. (Scaled down: 2¹⁰ and 2¹² coarse points, σ = 1, t = 30.)"""
+    from renyi.accounting.pld import _allocation as A
+    from renyi.accounting.pld.distribution import _directions, _solve_direction
+
+    monkeypatch.setattr(A, "FIRST_POINTS", 2**10)
+    monkeypatch.setattr(A, "SINGLE_POINTS", 2**12)
+    m = RandomAllocation(Gaussian(1.0), steps=30)
+    dirs = _directions([(m, 1)])
+    chain = []
+    p = dirs[0][0][0]
+    while isinstance(p, A.AllocationProfile) and p.refine is not None:
+        chain.append(p)
+        p = p.refine()
+    assert len(chain) == 2
+    law = A.base_ratio(m.mechanism)
+    assert law is not None
+    full_pairs = A.allocation_profiles(law, 30)
+    full = [_solve_direction([(q, 1)], log_delta=math.log(1e-6)) for q in full_pairs]
+    monkeypatch.setattr(A, "SINGLE_WIDTH", 0.0)
+    assert [_solve_direction(d, log_delta=math.log(1e-6)) for d in dirs] == full
+    monkeypatch.setattr(A, "FIRST_POINTS", 2**20)  # not below the full lattice: no such stage
+    chain = []
+    p = _directions([(m, 1)])[0][0][0]
+    while isinstance(p, A.AllocationProfile) and p.refine is not None:
+        chain.append(p)
+        p = p.refine()
+    assert len(chain) == 1

@@ -646,3 +646,16 @@ def test_laplace_runs_at_a_tiny_delta_skip_the_grid_when_the_pure_bound_is_tight
     for m, k, d in ((renyi.Laplace(1.0), 3, 1e-6), (renyi.DiscreteLaplace(2.0), 4, 1e-4)):
         f = _laplace_floor(items([(m, k)]), d)
         assert f is not None and f <= renyi.pld.epsilon_bounds([(m, k)], d)[1]
+
+
+def test_pld_stops_refining_when_only_the_lower_end_is_unresolved():
+    """compose(RandomizedResponse(0), DiscreteGaussian(76, replace-one), GDP(33.7)).epsilon(1e-5):
+    five ever finer grids (9 s of CPU) chased a lower end that stayed 0 while the upper end was
+    2556.4204 to 1e-8 from the first grid. Refinement stops once the upper end is settled to
+    1e-7 on two grids; the answer is still below every other route (advanced composition 2566.7)."""
+    r = "replace_one"
+    c = renyi.compose(renyi.RandomizedResponse(0.0), renyi.DiscreteGaussian(76.02452381119105, neighbouring=r),
+                      renyi.GDP(33.68992552956519))
+    e, cpu = _cpu(lambda: c.best_epsilon(1e-5))
+    assert cpu < 5.0 and e.method == "pld" and 2556.42 <= e.value <= 2556.4205
+    assert e.value < c.epsilon(1e-5, method="advanced")

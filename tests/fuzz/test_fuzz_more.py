@@ -213,8 +213,9 @@ def test_fuzz_dpsgd(examples):
         else:
             call(f"dpsgd.schedule({q!r}, steps={t!r}, epochs={eps!r})", dpsgd.schedule, q, steps=t, epochs=eps,
                  # epochs=None is "not given" (steps decides), not an invalid number of epochs
-                 valid=None if q_ok is not False and t_ok is not False and (eps is None or e_ok is not False)
-                 else False)
+                 # steps=None with epochs given is "not given" (T = ⌈epochs/q⌉), not a bad count
+                 valid=None if q_ok is not False and (t_ok is not False or (t is None and eps is not None))
+                 and (eps is None or e_ok is not False) else False)
 
     steps = st.one_of(st.integers(1, 20000).map(lambda k: (k, True)), arg("count"))
     run(st.tuples(arg("pos").filter(lambda t: not (isinstance(t[0], float) and 1e5 < t[0] < math.inf)),

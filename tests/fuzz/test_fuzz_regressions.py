@@ -625,3 +625,24 @@ def test_delta_of_a_run_that_almost_never_samples_the_example_is_that_probabilit
     m = renyi.PoissonSubsampled(renyi.Gaussian(0.5), 1e-3)
     lo, hi = renyi.pld.delta_bounds([(m, 10)], 0.0)
     assert 0.0 < lo <= hi < -math.expm1(10 * math.log1p(-1e-3))
+
+
+def test_laplace_runs_at_a_tiny_delta_skip_the_grid_when_the_pure_bound_is_tight():
+    """compose(Laplace(27.4), Laplace(4.7e5), DiscreteLaplace(82.9), Laplace(4.7e5)).epsilon(1e-30)
+    took > 5 s of CPU in the PLD grid, for no gain: each Laplace run is at its largest loss with
+    probability ≥ 1/2, so ε(1e-30) ≥ Σεᵢ + log(1 − 2⁴·1e-30), which the pure bound Σεᵢ meets."""
+    c = renyi.compose(renyi.Laplace(27.42050734766171), renyi.Laplace(470000.0),
+                      renyi.DiscreteLaplace(82.89580560595128), renyi.Laplace(470000.0))
+    e, cpu = _cpu(lambda: c.best_epsilon(1e-30))
+    pure = 1 / 27.42050734766171 + 2 / 470000.0 + 1 / 82.89580560595128
+    assert cpu < 5.0 and pure * (1 - 1e-12) <= e.value <= pure * (1 + 1e-12)
+    from renyi.accounting.routes import _laplace_floor, items
+
+    # the floor is below the truth: one Laplace run, ε(δ) = ε₀ + 2·log(1 − δ) exactly
+    for d in (1e-30, 1e-6, 0.1):
+        f = _laplace_floor(items(renyi.Laplace(2.0)), d)
+        assert f is not None and f <= 0.5 + 2 * math.log1p(-d)
+    # and below the PLD's certified upper bound where the grid answers
+    for m, k, d in ((renyi.Laplace(1.0), 3, 1e-6), (renyi.DiscreteLaplace(2.0), 4, 1e-4)):
+        f = _laplace_floor(items([(m, k)]), d)
+        assert f is not None and f <= renyi.pld.epsilon_bounds([(m, k)], d)[1]

@@ -612,6 +612,14 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
         if which == "delta" and r.delta_fn is None:
             out.append(RouteResult(r, None, "gives ε at a δ, not δ at an ε"))
             continue
+        if stop_at_exact and r is PLD and which == "epsilon" and out:
+            found = [res.conversion.value for res in out if res.conversion is not None]
+            floor = _laplace_floor(it, x)
+            if found and floor is not None and min(found) <= floor * (1.0 + 1e-12):
+                # no route can be below the floor: the PLD grid could gain 1e-12 relative at most
+                out.append(RouteResult(r, None, "not asked: the bound found is within 1e-12 of the true ε "
+                                                "(ε(δ) ≥ Σεᵢ + log(1 − 2ᵏδ) for Laplace runs)"))
+                continue
         try:
             c = r.epsilon(it, x) if which == "epsilon" else r.delta(it, x)
         except ConversionError as exc:
@@ -702,6 +710,33 @@ def _clt_where_pld_is_wide(it: Items, x: float, which: str, out: list[RouteResul
     except ConversionError:
         return
     out[at["clt"]] = RouteResult(CLT, Conversion(upper, None, "clt", lower=lower, detail=_CLT_DETAIL))
+
+
+def _laplace_floor(it: Items, delta: float) -> float | None:
+    """A lower bound on the true ε(δ) of a composition of k runs of Laplace and discrete Laplace
+    mechanisms only (None otherwise, or when 2ᵏδ ≥ 1/2).
+
+    Each run's privacy loss takes its largest value εᵢ (its pure ε) with probability ≥ 1/2 in
+    both directions (the half-line beyond both centres; the discrete law is symmetric about its
+    centre and charges it), so δ(ε) ≥ 2⁻ᵏ(1 − e^{ε − Σεᵢ}) and ε(δ) ≥ Σεᵢ + log(1 − 2ᵏδ). When the
+    bound found is within 1e-12 of this, no route can be smaller by more, and the PLD grid is not built
+    (two Laplace(4.7e5), Laplace(27), DiscreteLaplace(83) at δ = 1e-30: 10 s of CPU; issue #26).
+    """
+    from renyi.mechanisms import DiscreteLaplace, Laplace
+
+    k = 0
+    total = 0.0
+    for o, c in it.items:
+        if type(o) not in (Laplace, DiscreteLaplace):
+            return None
+        k += int(c)
+        if k > 60:
+            return None
+        total += int(c) * float(as_guarantee(o).rdp(math.inf))
+    x = math.ldexp(delta, k)
+    if not (math.isfinite(total) and x < 0.5):
+        return None
+    return max(0.0, total + math.log1p(-x) - 8.0 * math.ulp(total))
 
 
 def epsilon_table(obj: Any, delta: float) -> tuple[RouteResult, ...]:

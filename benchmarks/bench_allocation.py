@@ -177,7 +177,7 @@ def table3() -> None:
                                            "pld").value
                 lo = float(c.lower) if c.lower is not None else math.nan
                 up = float(c.value)
-                print(f"{sigma:>4} {t:>5} {e:>2} {delta:>6.0e} | {lo:>9.5f} {up:>9.5f} {(up - lo) / lo:>8.2%} | "
+                print(f"{sigma:>4} {t:>5} {e:>2} {delta:>6.0e} | {lo:>9.5f} {up:>9.5f} {(up - lo) / lo if lo > 0 else math.inf:>8.2%} | "
                       f"{pois:>9.5f} {up / pois:>6.3f} | {time.perf_counter() - t0:>6.1f}", flush=True)
 
 

@@ -553,3 +553,17 @@ def test_one_epoch_refines_through_every_stage(monkeypatch: pytest.MonkeyPatch) 
         chain.append(p)
         p = p.refine()
     assert len(chain) == 1
+
+
+def test_coarse_first_lattice_with_too_much_infinite_mass_refines() -> None:
+    """Regression: on the 2¹⁴-point first lattice the add pair of σ = 0.5, t = 2 books
+    P(S̃ = 0) ≈ 1e-10 at an infinite loss, so at δ = 1e-10 the bracket was [0, ∞] (the
+    check of the +∞ mass came before any refinement, and an infinite upper end passed the
+    width test). The next lattice answers, and its bracket contains the mpmath truth."""
+    from renyi.accounting.pld.distribution import epsilon_bounds
+
+    mu, d = 2.0, 1e-10
+    lo, up = epsilon_bounds([(RandomAllocation(Gaussian(0.5), steps=2), 1)], d)
+    assert 0.0 < lo <= up < math.inf and (up - lo) <= 1e-3 * up
+    assert max(_oracle_two_steps(mu, lo, r) for r in (True, False)) >= d * (1 - 1e-9)
+    assert max(_oracle_two_steps(mu, up, r) for r in (True, False)) <= d * (1 + 1e-9)

@@ -538,11 +538,19 @@ def _solve_direction(profiles: list[tuple[Profile, int]], *, log_delta: float | 
         # each end is read off its own pair (no grid: tighter and faster)
         alloc = profiles[0][0]
         while True:
-            hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+            try:
+                hi = _invert_profile(alloc.upper, log_delta=log_delta, eps=eps)[1]
+            except _Unresolved:
+                # a coarse lattice's +∞ mass (P(S̃ = 0) of the add pair) alone exceeds δ: the
+                # finer one answers (regression: σ = 0.5, t = 2, δ = 1e-10 on 2¹⁴ points)
+                if alloc.refine is None:
+                    raise
+                alloc = alloc.refine()
+                continue
             if hi <= below:
                 return 0.0, hi  # cannot raise the maximum over directions: no lower pair needed
             lo = _invert_profile(alloc.single_lower, log_delta=log_delta, eps=eps)[0]
-            if alloc.refine is None or hi - lo <= SINGLE_WIDTH * abs(hi):
+            if alloc.refine is None or (math.isfinite(hi) and hi - lo <= SINGLE_WIDTH * abs(hi)):
                 return min(lo, hi), hi
             alloc = alloc.refine()  # a coarser lattice's bracket was too wide: the full one
     single = _closed_form(profiles)
@@ -868,6 +876,20 @@ def _cached_delta(key: tuple[Any, int], eps: float) -> tuple[float, float] | Non
         best_hi = min(best_hi, float(np.exp(cu.log_delta_at(e))[0]))
         best_lo = max(best_lo, float(np.exp(cl.log_delta_at(e))[0]) * (1 - 1e-9))
     return (best_lo, best_hi) if math.isfinite(best_hi) else None
+
+
+def _past_inf_mass(prof: list[tuple[Profile, int]], d: float) -> list[tuple[Profile, int]]:
+    """One epoch of random allocation on a coarse first lattice whose +∞ mass (the add pair's
+    P(S̃ = 0)) alone reaches δ: the next lattice's pair instead (the full one has no more to
+    give). Regression: σ = 0.5, t = 2, δ = 1e-10 on 2¹⁴ points gave [0, ∞]."""
+    from renyi.accounting.pld._allocation import AllocationProfile
+
+    while len(prof) == 1 and prof[0][1] == 1 and _inf_mass_of(prof) >= d:
+        p = prof[0][0]
+        if not isinstance(p, AllocationProfile) or p.refine is None:
+            break
+        prof = [(p.refine(), 1)]
+    return prof
 
 
 def _inf_mass_of(ds: Sequence[tuple[Step | Profile, int]]) -> float:
@@ -1221,7 +1243,7 @@ def epsilon_bracket(items: Sequence[tuple[object, int]], delta: float, *, fallba
         # for δ ≥ p. Exact, and no grid: σ = 1e-16 at q = 5e-324 over 2·10⁴ steps at δ = 1e-9
         # took 5 s for ε = 1e36 (issue #26).
         return Bounds(0.0, 0.0, "")
-    dirs = _directions(its)
+    dirs = [_past_inf_mass(prof, d) for prof in _directions(its)]
     for prof in dirs:
         p_inf = _inf_mass_of(prof)
         if p_inf >= d:

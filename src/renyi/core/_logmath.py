@@ -126,16 +126,10 @@ def log_delta_gaussian(epsilon: ArrayLike, mu: ArrayLike) -> np.ndarray | float:
             near = ~far
             out = np.empty(far.shape)
             if near.any():
-                en = np.broadcast_to(epsilon, far.shape)[near]
-                mn = np.broadcast_to(mu, far.shape)[near]
-                la = special.log_ndtr(mn / 2.0 - en / mn)
-                lb = special.log_ndtr(-mn / 2.0 - en / mn)
-                out[near] = la + log1mexp(np.minimum(en + lb - la, 0.0))
+                out[near] = _log_delta_two_log_phi(np.broadcast_to(epsilon, far.shape)[near],
+                                                   np.broadcast_to(mu, far.shape)[near])
         else:
-            la = special.log_ndtr(a)
-            lb = special.log_ndtr(-mu / 2.0 - epsilon / mu)
-            diff = np.minimum(epsilon + lb - la, 0.0)
-            out = np.asarray(la + log1mexp(diff), dtype=np.float64)
+            out = _log_delta_two_log_phi(epsilon, mu)
         if np.any(far):
             af = np.broadcast_to(a, far.shape)[far]
             u = -af / _SQRT2
@@ -145,6 +139,14 @@ def log_delta_gaussian(epsilon: ArrayLike, mu: ArrayLike) -> np.ndarray | float:
             out[far] = -0.5 * af * af - _LOG2 + np.log(gap)
     out = np.where(np.isnan(out), -np.inf, out)
     return out[()] if out.ndim == 0 else out
+
+
+def _log_delta_two_log_phi(epsilon: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The body form of :func:`log_delta_gaussian`, elementwise:
+    log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))), a = μ/2 − ε/μ, b = −μ/2 − ε/μ."""
+    la = special.log_ndtr(mu / 2.0 - epsilon / mu)
+    lb = special.log_ndtr(-mu / 2.0 - epsilon / mu)
+    return np.asarray(la + log1mexp(np.minimum(epsilon + lb - la, 0.0)), dtype=np.float64)
 
 
 _SQRT2 = math.sqrt(2.0)
@@ -291,7 +293,6 @@ def erfcx(x: ArrayLike) -> np.ndarray:
     return out
 
 
-_LOG2 = math.log(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 

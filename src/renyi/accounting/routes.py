@@ -601,37 +601,53 @@ def _table(obj: Any, x: float, which: str, stop_at_exact: bool) -> list[RouteRes
         fast = _pld_first(it, x)
         if fast is not None:
             return fast
-    out: list[RouteResult] = []
     order = ROUTES
+    skip: Callable[[Route, list[RouteResult]], str | None] | None = None
     if stop_at_exact:
         # For the minimum the numerical PLD route goes last: when a cheap route already gives
         # 0 no valid bound is smaller, and the PLD grid is not built at all (σ = 1e150 over 2⁶²
         # steps ran for minutes). The results keep the display order (ties: the first route).
         order = tuple(r for r in ROUTES if r is not PLD) + (PLD,)
+        if which == "epsilon":
+            def skip(r: Route, out: list[RouteResult]) -> str | None:
+                if r is not PLD or not out:
+                    return None
+                found = [res.conversion.value for res in out if res.conversion is not None]
+                floor = _laplace_floor(it, x)
+                if found and floor is not None and min(found) <= floor * (1.0 + 1e-12):
+                    # no route can be below the floor: the PLD grid could gain 1e-12 relative at most
+                    return ("not asked: the bound found is within 1e-12 of the true ε "
+                            "(ε(δ) ≥ Σεᵢ + log(1 − 2ᵏδ) for Laplace runs)")
+                return None
+    return _run_routes(it, x, which, order, stop_at_exact, skip)
+
+
+def _run_routes(it: Items, x: float, which: str, order: tuple[Route, ...], stop: bool,
+                skip: Callable[[Route, list[RouteResult]], str | None] | None) -> list[RouteResult]:
+    """Ask the routes in ``order`` (``skip`` may give a reason not to ask one, from the results
+    so far); with ``stop`` (the minimum) stop at an exact value, at 0, or at a CLT bracket
+    within :data:`_CLT_STOP`. The results are returned in display order."""
+    out: list[RouteResult] = []
     for r in order:
         if which == "delta" and r.delta_fn is None:
             out.append(RouteResult(r, None, "gives ε at a δ, not δ at an ε"))
             continue
-        if stop_at_exact and r is PLD and which == "epsilon" and out:
-            found = [res.conversion.value for res in out if res.conversion is not None]
-            floor = _laplace_floor(it, x)
-            if found and floor is not None and min(found) <= floor * (1.0 + 1e-12):
-                # no route can be below the floor: the PLD grid could gain 1e-12 relative at most
-                out.append(RouteResult(r, None, "not asked: the bound found is within 1e-12 of the true ε "
-                                                "(ε(δ) ≥ Σεᵢ + log(1 − 2ᵏδ) for Laplace runs)"))
-                continue
+        reason = skip(r, out) if skip is not None else None
+        if reason is not None:
+            out.append(RouteResult(r, None, reason))
+            continue
         try:
             c = r.epsilon(it, x) if which == "epsilon" else r.delta(it, x)
         except ConversionError as exc:
             out.append(RouteResult(r, None, str(exc)))
             continue
         out.append(RouteResult(r, c))
-        if stop_at_exact and ((r.exact and math.isfinite(c.value)) or c.value == 0.0):
+        if stop and ((r.exact and math.isfinite(c.value)) or c.value == 0.0):
             break  # the true value (or 0): no valid bound is smaller
-        if stop_at_exact and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
+        if stop and r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP[which] * c.value:
             break  # a certified bracket within 0.1 % (δ: 1 %): no valid bound is below its lower end
     else:
-        if stop_at_exact:
+        if stop:
             _clt_where_pld_is_wide(it, x, which, out)
     rank = {r.name: i for i, r in enumerate(ROUTES)}
     return sorted(out, key=lambda res: rank[res.route.name])
@@ -660,32 +676,20 @@ def _pld_first(it: Items, delta: float) -> list[RouteResult] | None:
     # every route of ROUTES once: the unguarded ones in display order, then PLD, then the guarded
     guarded = tuple(r for r in ROUTES if r.name in _route_skip.GUARDED)
     order = tuple(r for r in ROUTES if r is not PLD and r not in guarded) + (PLD,) + guarded
-    out: list[RouteResult] = []
-    found = math.inf
-    for r in order:
-        if r.name in _route_skip.GUARDED and math.isfinite(found):
-            try:
-                lb = bounds.lower(r.name, found)
-            except Exception:  # noqa: BLE001 - no bound: the route is computed
-                lb = -math.inf
-            if lb >= found:
-                out.append(RouteResult(r, None, f"skipped: certifiably ≥ {lb:.6g}, not below the best bound {found:.6g}"))
-                continue
+
+    def skip(r: Route, out: list[RouteResult]) -> str | None:
+        found = min((res.conversion.value for res in out if res.conversion is not None), default=math.inf)
+        if r.name not in _route_skip.GUARDED or not math.isfinite(found):
+            return None
         try:
-            c = r.epsilon(it, delta)
-        except ConversionError as exc:
-            out.append(RouteResult(r, None, str(exc)))
-            continue
-        out.append(RouteResult(r, c))
-        found = min(found, c.value)
-        if (r.exact and math.isfinite(c.value)) or c.value == 0.0:
-            break  # the true value (or 0): no valid bound is smaller
-        if r is CLT and c.lower is not None and c.value - c.lower <= _CLT_STOP["epsilon"] * c.value:
-            break  # as in _table: a certified bracket within 0.1 %
-    else:
-        _clt_where_pld_is_wide(it, delta, "epsilon", out)
-    rank = {r.name: i for i, r in enumerate(ROUTES)}
-    return sorted(out, key=lambda res: rank[res.route.name])
+            lb = bounds.lower(r.name, found)
+        except Exception:  # noqa: BLE001 - no bound: the route is computed
+            return None
+        if lb >= found:
+            return f"skipped: certifiably ≥ {lb:.6g}, not below the best bound {found:.6g}"
+        return None
+
+    return _run_routes(it, delta, "epsilon", order, True, skip)
 
 
 def _clt_where_pld_is_wide(it: Items, x: float, which: str, out: list[RouteResult]) -> None:
